@@ -1,0 +1,123 @@
+'use strict'
+// Public API of @rennet/codex over the generated native binding (binding.js).
+
+const binding = require('./binding.js')
+
+function isAbortSignal(value) {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof value.aborted === 'boolean' &&
+    typeof value.addEventListener === 'function' &&
+    typeof value.removeEventListener === 'function'
+  )
+}
+
+/** Turns the native `InvalidArg` error of option validation into the TypeError callers expect. */
+function nativeCall(fn) {
+  try {
+    return fn()
+  } catch (error) {
+    if (error && error.code === 'InvalidArg') throw new TypeError(error.message)
+    throw error
+  }
+}
+
+class Turn {
+  #native
+  #batch = []
+  #index = 0
+  #done = false
+  #outcome = null
+  #iterator = null
+
+  constructor(native, signal) {
+    this.#native = native
+    if (signal) {
+      const onAbort = () => native.abort()
+      signal.addEventListener('abort', onAbort, { once: true })
+      native.outcome().then(() => signal.removeEventListener('abort', onAbort))
+    }
+  }
+
+  /** Idempotent; safe before, during and after the turn. */
+  abort() {
+    this.#native.abort()
+  }
+
+  /** The terminal event. Never rejects; awaiting it alone never stalls the turn. */
+  get outcome() {
+    if (this.#outcome === null) {
+      if (this.#iterator === null) this.#native.unbound()
+      this.#outcome = this.#native.outcome().then((json) => JSON.parse(json))
+    }
+    return this.#outcome
+  }
+
+  async #next() {
+    if (this.#index < this.#batch.length) {
+      const value = this.#batch[this.#index++]
+      if (value.type === 'terminal') this.#done = true
+      return { done: false, value }
+    }
+    if (this.#done) return { done: true, value: undefined }
+    const text = await this.#native.nextBatch()
+    if (text === null) {
+      this.#done = true
+      return { done: true, value: undefined }
+    }
+    this.#batch = JSON.parse(text)
+    this.#index = 0
+    return this.#next()
+  }
+
+  #leave() {
+    if (!this.#done) {
+      this.#done = true
+      this.#native.abort()
+      this.#native.detach()
+    }
+    return { done: true, value: undefined }
+  }
+
+  [Symbol.asyncIterator]() {
+    if (this.#iterator === null) {
+      // Calls are chained so that concurrent next() calls still receive events in order.
+      let chain = Promise.resolve()
+      const serialize = (step) => (chain = chain.then(step, step))
+      this.#iterator = {
+        next: () => serialize(() => this.#next()),
+        return: () => serialize(() => this.#leave()),
+        throw: (error) =>
+          serialize(() => {
+            this.#leave()
+            throw error
+          }),
+        [Symbol.asyncIterator]() {
+          return this
+        },
+      }
+    }
+    return this.#iterator
+  }
+}
+
+/**
+ * Runs one Codex turn. Returns at once; events stream through `for await`, the terminal event
+ * is also `turn.outcome`. Throws a TypeError naming the option for invalid options.
+ */
+function runTurn(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError('runTurn: options must be an object')
+  }
+  const { signal, ...rest } = options
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new TypeError('options.signal must be an AbortSignal')
+  }
+  const native = nativeCall(() => binding.startTurn(JSON.stringify(rest)))
+  const turn = new Turn(native, signal)
+  if (signal && signal.aborted) turn.abort()
+  return turn
+}
+
+module.exports = { runTurn }

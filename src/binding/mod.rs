@@ -1,0 +1,82 @@
+//! The N-API surface: option parsing errors become `InvalidArg` (a `TypeError` in index.js),
+//! a turn runs on napi's tokio runtime, and its events cross into JavaScript as JSON batches.
+
+use crate::events::{Failure, FailureSource, Terminal};
+use crate::stream::EventStream;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use std::sync::Arc;
+
+/// A running turn, as the JavaScript `Turn` wrapper sees it.
+#[napi]
+pub struct NativeTurn {
+    stream: Arc<EventStream>,
+}
+
+/// Validates the options (JSON text of the options object without `signal`) and starts the
+/// turn in the background. Invalid options throw `InvalidArg` with a message naming the option.
+#[napi(catch_unwind)]
+pub fn start_turn(options_json: String) -> Result<NativeTurn> {
+    let options = crate::options::parse(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+    let stream = Arc::new(EventStream::new());
+    let supervised = stream.clone();
+    napi::bindgen_prelude::spawn(async move {
+        let task = tokio::spawn(crate::turn::run(options, supervised.clone()));
+        if let Err(e) = task.await {
+            // A defect inside the runner: the child was killed when its handle dropped during
+            // unwinding; the caller still gets its one terminal event.
+            let message = if e.is_panic() { panic_text(e.into_panic()) } else { e.to_string() };
+            supervised.finish(Terminal::failed(Failure::new(FailureSource::Internal, "INTERNAL_ERROR", message)));
+        }
+    });
+    Ok(NativeTurn { stream })
+}
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "the turn runner panicked".to_string())
+}
+
+#[napi]
+impl NativeTurn {
+    /// The next events as the JSON text of an array, or `null` after the terminal event.
+    #[napi]
+    pub async fn next_batch(&self) -> Option<String> {
+        self.stream.next_batch().await
+    }
+
+    /// The terminal event as JSON text.
+    #[napi]
+    pub async fn outcome(&self) -> String {
+        self.stream.outcome().await
+    }
+
+    /// The caller awaits only the outcome: the turn must not wait for a reader.
+    #[napi]
+    pub fn unbound(&self) {
+        self.stream.unbound();
+    }
+
+    /// Idempotent: interrupts the turn (or kills the child if the turn has no id yet).
+    #[napi]
+    pub fn abort(&self) {
+        self.stream.request_abort();
+    }
+
+    /// The consumer left: queued and future events are dropped; the outcome still resolves.
+    #[napi]
+    pub fn detach(&self) {
+        self.stream.detach();
+    }
+}
+
+impl Drop for NativeTurn {
+    fn drop(&mut self) {
+        // Garbage-collected without being drained: nobody can read the events any more, so
+        // they must not hold the turn back.
+        self.stream.detach();
+    }
+}

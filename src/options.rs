@@ -1,0 +1,210 @@
+//! `runTurn` options as JavaScript passes them (JSON), validated into what the runner uses.
+//! Every error names the option it is about.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+pub const DEFAULT_INTERRUPT_GRACE: Duration = Duration::from_millis(2000);
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_millis(30_000);
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum Access {
+    #[default]
+    Full,
+    ReadOnly,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpServer {
+    pub url: String,
+    #[serde(default)]
+    pub bearer_token_env_var: Option<String>,
+    #[serde(default)]
+    pub http_headers: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct McpPolicy {
+    pub servers: BTreeMap<String, McpServer>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct WslLocus {
+    pub distro: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Locus {
+    pub wsl: WslLocus,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawOptions {
+    prompt: String,
+    cwd: String,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    access: Option<Access>,
+    #[serde(default)]
+    effort: Option<String>,
+    #[serde(default)]
+    output_schema: Option<Box<RawValue>>,
+    #[serde(default)]
+    thread_id: Option<String>,
+    #[serde(default)]
+    mcp: Option<McpPolicy>,
+    #[serde(default)]
+    codex_path: Option<String>,
+    #[serde(default)]
+    locus: Option<Locus>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    interrupt_grace_ms: Option<u64>,
+    #[serde(default)]
+    request_timeout_ms: Option<u64>,
+}
+
+/// Validated options of one turn.
+#[derive(Debug)]
+pub struct TurnOptions {
+    pub prompt: String,
+    pub cwd: String,
+    /// `None` when absent or empty: an empty model is an error on the wire.
+    pub model: Option<String>,
+    pub access: Access,
+    pub effort: Option<String>,
+    pub output_schema: Option<Box<RawValue>>,
+    pub thread_id: Option<String>,
+    pub mcp: Option<McpPolicy>,
+    pub codex_path: Option<String>,
+    pub locus: Option<Locus>,
+    pub env: Vec<(String, String)>,
+    pub interrupt_grace: Duration,
+    pub request_timeout: Duration,
+}
+
+#[derive(Debug, PartialEq)]
+pub struct OptionsError(pub String);
+
+impl std::fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn invalid(message: impl Into<String>) -> OptionsError {
+    OptionsError(message.into())
+}
+
+/// Parses and validates the JSON text of a `runTurn` options object.
+pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    let raw: RawOptions = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // serde_json appends the position in our own JSON text, which means nothing to callers.
+        let inner = inner.split(" at line ").next().unwrap_or(&inner).to_string();
+        if path == "." {
+            invalid(format!("options: {inner}"))
+        } else {
+            invalid(format!("options.{path}: {inner}"))
+        }
+    })?;
+
+    if raw.prompt.trim().is_empty() {
+        return Err(invalid("options.prompt must be a non-empty string"));
+    }
+    if !Path::new(&raw.cwd).is_absolute() && raw.locus.is_none() {
+        return Err(invalid(format!("options.cwd must be an absolute path, got {:?}", raw.cwd)));
+    }
+    if let Some(schema) = &raw.output_schema {
+        if !schema.get().trim_start().starts_with('{') {
+            return Err(invalid("options.outputSchema must be a JSON Schema object"));
+        }
+    }
+    if matches!(&raw.thread_id, Some(id) if id.is_empty()) {
+        return Err(invalid("options.threadId must be a non-empty string"));
+    }
+    if matches!(&raw.effort, Some(e) if e.is_empty()) {
+        return Err(invalid("options.effort must be a non-empty string"));
+    }
+    if matches!(&raw.codex_path, Some(p) if p.is_empty()) {
+        return Err(invalid("options.codexPath must be a non-empty string"));
+    }
+    if raw.request_timeout_ms == Some(0) {
+        return Err(invalid("options.requestTimeoutMs must be greater than 0"));
+    }
+    if let Some(locus) = &raw.locus {
+        if locus.wsl.distro.is_empty() {
+            return Err(invalid("options.locus.wsl.distro must be a non-empty string"));
+        }
+    }
+    let env = raw.env.unwrap_or_default();
+    for (key, value) in &env {
+        if key.is_empty() || key.contains('=') || key.contains('\0') {
+            return Err(invalid(format!("options.env has an invalid variable name {key:?}")));
+        }
+        if value.contains('\0') {
+            return Err(invalid(format!("options.env.{key} contains a NUL character")));
+        }
+    }
+
+    Ok(TurnOptions {
+        prompt: raw.prompt,
+        cwd: raw.cwd,
+        model: raw.model.filter(|m| !m.is_empty()),
+        access: raw.access.unwrap_or_default(),
+        effort: raw.effort,
+        output_schema: raw.output_schema,
+        thread_id: raw.thread_id,
+        mcp: raw.mcp,
+        codex_path: raw.codex_path,
+        locus: raw.locus,
+        env: env.into_iter().collect(),
+        interrupt_grace: raw.interrupt_grace_ms.map(Duration::from_millis).unwrap_or(DEFAULT_INTERRUPT_GRACE),
+        request_timeout: raw.request_timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_REQUEST_TIMEOUT),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(json: &str) -> String {
+        parse(json).unwrap_err().0
+    }
+
+    #[test]
+    fn accepts_minimal_and_defaults() {
+        let o = parse(r#"{"prompt":"hi","cwd":"/tmp","model":""}"#).unwrap();
+        assert_eq!(o.access, Access::Full);
+        assert_eq!(o.model, None);
+        assert_eq!(o.interrupt_grace, DEFAULT_INTERRUPT_GRACE);
+        assert_eq!(o.request_timeout, DEFAULT_REQUEST_TIMEOUT);
+    }
+
+    #[test]
+    fn errors_name_the_option() {
+        assert!(err(r#"{"cwd":"/tmp"}"#).contains("prompt"));
+        assert!(err(r#"{"prompt":"","cwd":"/tmp"}"#).starts_with("options.prompt"));
+        assert!(err(r#"{"prompt":"x","cwd":"rel"}"#).starts_with("options.cwd"));
+        assert!(err(r#"{"prompt":"x","cwd":"/tmp","interruptGraceMs":"x"}"#).starts_with("options.interruptGraceMs:"));
+        assert!(err(r#"{"prompt":"x","cwd":"/tmp","access":"write"}"#).starts_with("options.access:"));
+        assert!(err(r#"{"prompt":"x","cwd":"/tmp","promt":"x"}"#).contains("promt"));
+        assert!(err(r#"{"prompt":"x","cwd":"/tmp","outputSchema":[1]}"#).starts_with("options.outputSchema"));
+        assert!(err(r#"{"prompt":"x","cwd":"/tmp","env":{"A":1}}"#).starts_with("options.env.A:"));
+        assert!(err(r#"{"prompt":"x","cwd":"/tmp","mcp":{"servers":{"a":{}}}}"#).starts_with("options.mcp.servers.a"));
+        assert!(err(r#"{"prompt":"x","cwd":"/tmp","requestTimeoutMs":0}"#).starts_with("options.requestTimeoutMs"));
+    }
+}

@@ -1,0 +1,234 @@
+//! Newline-delimited JSON framing over any byte stream.
+//!
+//! The reader enforces a maximum frame size without buffering an oversized line, tolerates a
+//! bounded preamble of non-JSON lines before the first frame (launcher banners, shell noise),
+//! and is cancel-safe: a read abandoned inside `select!` loses no bytes.
+
+use crate::protocol::Incoming;
+use serde::Serialize;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// The largest frame accepted from the server. Codex's largest frames are items that carry a
+/// command's aggregated output or a whole diff; 16 MiB leaves wide room above those.
+pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+/// Non-JSON lines tolerated before the first frame.
+pub const MAX_PREAMBLE_LINES: usize = 20;
+/// How much of an offending line is kept in a failure's detail.
+const EXCERPT_BYTES: usize = 1024;
+
+#[derive(Debug)]
+pub struct Frame {
+    /// The line as received (without the newline); foreign frames are passed on verbatim.
+    pub line: String,
+    pub message: Incoming,
+}
+
+#[derive(Debug)]
+pub enum ReadItem {
+    Frame(Frame),
+    Preamble(String),
+    Eof,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum FrameError {
+    TooLarge { limit: usize },
+    InvalidUtf8 { excerpt: String },
+    Malformed { excerpt: String, reason: String },
+    PreambleTooLong { lines: usize },
+    Io(String),
+}
+
+pub struct FrameReader<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    /// Set while skipping the rest of an oversized line.
+    max_frame: usize,
+    seen_frame: bool,
+    preamble_lines: usize,
+}
+
+impl<R: AsyncRead + Unpin> FrameReader<R> {
+    pub fn new(reader: R) -> Self {
+        Self::with_limit(reader, MAX_FRAME_BYTES)
+    }
+
+    pub fn with_limit(reader: R, max_frame: usize) -> Self {
+        FrameReader {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            line: Vec::new(),
+            max_frame,
+            seen_frame: false,
+            preamble_lines: 0,
+        }
+    }
+
+    /// Reads the next complete line. `None` at end of stream with nothing buffered.
+    async fn next_line(&mut self) -> Result<Option<Vec<u8>>, FrameError> {
+        loop {
+            let available = self.reader.fill_buf().await.map_err(|e| FrameError::Io(e.to_string()))?;
+            if available.is_empty() {
+                // A last line without a newline is still a line.
+                return Ok((!self.line.is_empty()).then(|| std::mem::take(&mut self.line)));
+            }
+            let (taken, complete) = match available.iter().position(|&b| b == b'\n') {
+                Some(pos) => (pos + 1, true),
+                None => (available.len(), false),
+            };
+            let content = if complete { &available[..taken - 1] } else { available };
+            if self.line.len() + content.len() > self.max_frame {
+                return Err(FrameError::TooLarge { limit: self.max_frame });
+            }
+            self.line.extend_from_slice(content);
+            self.reader.consume(taken);
+            if complete {
+                if self.line.last() == Some(&b'\r') {
+                    self.line.pop();
+                }
+                return Ok(Some(std::mem::take(&mut self.line)));
+            }
+        }
+    }
+
+    /// The next frame, preamble line or end of stream.
+    pub async fn next(&mut self) -> Result<ReadItem, FrameError> {
+        loop {
+            let Some(bytes) = self.next_line().await? else {
+                return Ok(ReadItem::Eof);
+            };
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let line = match String::from_utf8(bytes) {
+                Ok(line) => line,
+                Err(e) => {
+                    let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                    if !self.seen_frame {
+                        return self.preamble(lossy);
+                    }
+                    return Err(FrameError::InvalidUtf8 { excerpt: excerpt(&lossy) });
+                }
+            };
+            match Incoming::parse(&line) {
+                Ok(message) => {
+                    self.seen_frame = true;
+                    return Ok(ReadItem::Frame(Frame { line, message }));
+                }
+                Err(reason) if self.seen_frame => {
+                    return Err(FrameError::Malformed { excerpt: excerpt(&line), reason });
+                }
+                Err(_) => return self.preamble(line),
+            }
+        }
+    }
+
+    fn preamble(&mut self, line: String) -> Result<ReadItem, FrameError> {
+        self.preamble_lines += 1;
+        if self.preamble_lines > MAX_PREAMBLE_LINES {
+            return Err(FrameError::PreambleTooLong { lines: self.preamble_lines });
+        }
+        Ok(ReadItem::Preamble(excerpt(&line)))
+    }
+}
+
+/// The first `EXCERPT_BYTES` of a line, cut at a character boundary.
+pub fn excerpt(line: &str) -> String {
+    if line.len() <= EXCERPT_BYTES {
+        return line.to_string();
+    }
+    let mut end = EXCERPT_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &line[..end])
+}
+
+pub struct FrameWriter<W> {
+    writer: W,
+    buf: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Unpin> FrameWriter<W> {
+    pub fn new(writer: W) -> Self {
+        FrameWriter { writer, buf: Vec::with_capacity(1024) }
+    }
+
+    pub async fn send(&mut self, message: &impl Serialize) -> std::io::Result<()> {
+        self.buf.clear();
+        serde_json::to_writer(&mut self.buf, message)?;
+        self.buf.push(b'\n');
+        self.writer.write_all(&self.buf).await?;
+        self.writer.flush().await
+    }
+
+    /// Closes the stream (the child's stdin): `codex app-server` exits on EOF.
+    pub async fn close(mut self) {
+        let _ = self.writer.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn read_all(input: &[u8], limit: usize) -> Vec<Result<String, FrameError>> {
+        let mut reader = FrameReader::with_limit(input, limit);
+        let mut out = Vec::new();
+        loop {
+            match reader.next().await {
+                Ok(ReadItem::Eof) => return out,
+                Ok(ReadItem::Frame(f)) => out.push(Ok(format!("frame:{}", f.line))),
+                Ok(ReadItem::Preamble(p)) => out.push(Ok(format!("preamble:{p}"))),
+                Err(e) => {
+                    out.push(Err(e));
+                    return out;
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn frames_preamble_and_last_line_without_newline() {
+        let input = b"banner one\r\n\n{\"method\":\"a\",\"params\":{}}\n{\"id\":1,\"result\":{}}";
+        let got = read_all(input, 1024).await;
+        assert_eq!(
+            got,
+            vec![
+                Ok("preamble:banner one".to_string()),
+                Ok("frame:{\"method\":\"a\",\"params\":{}}".to_string()),
+                Ok("frame:{\"id\":1,\"result\":{}}".to_string()),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_line_after_first_frame_is_malformed() {
+        let got = read_all(b"{\"method\":\"a\"}\nnot json\n", 1024).await;
+        assert!(matches!(got.last(), Some(Err(FrameError::Malformed { .. }))));
+        let got = read_all(b"{\"method\":\"a\"}\n[1]\n", 1024).await;
+        assert!(matches!(got.last(), Some(Err(FrameError::Malformed { .. }))));
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_after_first_frame() {
+        let got = read_all(b"{\"method\":\"a\"}\n{\"method\":\"\xff\"}\n", 1024).await;
+        assert!(matches!(got.last(), Some(Err(FrameError::InvalidUtf8 { .. }))));
+    }
+
+    #[tokio::test]
+    async fn oversized_line_fails_without_buffering_it() {
+        let mut input = b"{\"method\":\"a\"}\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 10_000));
+        input.push(b'\n');
+        let got = read_all(&input, 4096).await;
+        assert_eq!(got.last(), Some(&Err(FrameError::TooLarge { limit: 4096 })));
+    }
+
+    #[tokio::test]
+    async fn preamble_is_bounded() {
+        let input: Vec<u8> = (0..=MAX_PREAMBLE_LINES).flat_map(|i| format!("noise {i}\n").into_bytes()).collect();
+        let got = read_all(&input, 1024).await;
+        assert_eq!(got.len(), MAX_PREAMBLE_LINES + 1);
+        assert_eq!(got.last(), Some(&Err(FrameError::PreambleTooLong { lines: MAX_PREAMBLE_LINES + 1 })));
+    }
+}

@@ -1,0 +1,572 @@
+//! The turn runner: handshake → thread → turn → terminal, over any connection.
+//!
+//! `drive` is generic over the byte streams and the process, so the same runner is driven by
+//! a scripted peer in `cargo test` and by the real `codex app-server` child in production.
+
+pub mod policy;
+pub mod state;
+
+use crate::events::{
+    Cancellation, DiagnosticSource, Failure, FailureSource, HarnessEvent, Status, Terminal,
+};
+use crate::options::{Access, TurnOptions};
+use crate::process::{self, ExitInfo, LaunchSpec, ServerProcess, SpawnError};
+use crate::protocol::{
+    method, CompletedTurn, InitializeResult, Incoming, Outgoing, Reply, RpcError, ThreadResult,
+    TurnStartResult,
+};
+use crate::stream::EventStream;
+use crate::transport::{Frame, FrameError, FrameReader, FrameWriter, ReadItem};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use state::TurnState;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::Instant;
+
+/// `clientInfo.name`: Codex sends it to the model provider as the `originator` header.
+pub const CLIENT_NAME: &str = "rennet";
+pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// stderr lines forwarded as `diagnostic` events; later lines only reach the tail and logs.
+pub const MAX_STDERR_EVENTS: usize = 200;
+/// After stdout closes, how long the process may take to report its exit.
+const EOF_EXIT_WAIT: Duration = Duration::from_millis(500);
+
+/// Why the run stopped; turned into the terminal frame after the child is gone.
+enum Ending {
+    Turn(Box<CompletedTurn>),
+    Failed(Failure),
+    /// The server closed stdout.
+    Eof,
+    /// Abort before the turn existed, or an interrupt that was not honoured in time.
+    Kill,
+}
+
+enum Wake {
+    Abort,
+    Deadline,
+    Room,
+    Read(Result<ReadItem, FrameError>),
+}
+
+struct Session<'a, R, W, P> {
+    reader: FrameReader<R>,
+    writer: Option<FrameWriter<W>>,
+    process: P,
+    options: &'a TurnOptions,
+    codex_path: &'a str,
+    stream: &'a EventStream,
+    state: TurnState,
+    next_id: i64,
+    /// Requests sent and not yet answered: id → method.
+    pending: HashMap<i64, &'static str>,
+    responses: HashMap<i64, Result<Box<RawValue>, RpcError>>,
+    abort_seen: bool,
+    interrupt_deadline: Option<Instant>,
+    scratch: Vec<HarnessEvent>,
+}
+
+/// Runs one turn over an established connection and ends the process. Returns the terminal
+/// frame; the caller queues it.
+pub async fn drive<R, W, P>(
+    reader: R,
+    writer: W,
+    process: P,
+    options: &TurnOptions,
+    codex_path: &str,
+    stream: &EventStream,
+) -> Terminal
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: ServerProcess,
+{
+    let mut session = Session {
+        reader: FrameReader::new(reader),
+        writer: Some(FrameWriter::new(writer)),
+        process,
+        options,
+        codex_path,
+        stream,
+        state: TurnState::default(),
+        next_id: 1,
+        pending: HashMap::new(),
+        responses: HashMap::new(),
+        abort_seen: false,
+        interrupt_deadline: None,
+        scratch: Vec::new(),
+    };
+    let ending = match session.run().await {
+        Ok(never) => match never {},
+        Err(ending) => ending,
+    };
+    session.finish(ending).await
+}
+
+enum Never {}
+
+impl<R, W, P> Session<'_, R, W, P>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+    P: ServerProcess,
+{
+    async fn run(&mut self) -> Result<Never, Ending> {
+        let init = self
+            .request(
+                method::INITIALIZE,
+                json!({"clientInfo": {"name": CLIENT_NAME, "title": null, "version": CLIENT_VERSION}}),
+            )
+            .await?;
+        let init: InitializeResult = parse_result(method::INITIALIZE, &init)?;
+        self.stream.push(&HarnessEvent::Started {
+            pid: self.process.pid(),
+            codex_path: self.codex_path.to_string(),
+            codex_version: crate::protocol::version_from_user_agent(&init.user_agent),
+            user_agent: init.user_agent,
+        });
+        self.notify(method::INITIALIZED).await;
+
+        let opts = self.options;
+        // The thread is always started read-only: a writable thread sandbox in a git
+        // directory makes the server mark the project trusted in the user's config.toml.
+        // Full access is granted per turn instead (`sandboxPolicy`).
+        let mut thread_params = json!({
+            "cwd": opts.cwd,
+            "approvalPolicy": "never",
+            "sandbox": "read-only",
+        });
+        if let Some(model) = &opts.model {
+            thread_params["model"] = json!(model);
+        }
+        let (thread_method, resumed) = match &opts.thread_id {
+            Some(id) => {
+                thread_params["threadId"] = json!(id);
+                (method::THREAD_RESUME, true)
+            }
+            None => (method::THREAD_START, false),
+        };
+        let thread = self.request(thread_method, thread_params).await?;
+        let thread: ThreadResult = parse_result(thread_method, &thread)?;
+        self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread.thread.id.clone(), resumed });
+        let mut out = std::mem::take(&mut self.scratch);
+        self.state.set_thread(thread.thread.id.clone(), &mut out);
+        self.emit(out);
+
+        let mut turn_params = json!({
+            "threadId": thread.thread.id,
+            "input": [{"type": "text", "text": opts.prompt, "text_elements": []}],
+            "cwd": opts.cwd,
+            "approvalPolicy": "never",
+            "sandboxPolicy": match opts.access {
+                Access::Full => json!({"type": "dangerFullAccess"}),
+                Access::ReadOnly => json!({"type": "readOnly"}),
+            },
+        });
+        if let Some(model) = &opts.model {
+            turn_params["model"] = json!(model);
+        }
+        if let Some(effort) = &opts.effort {
+            turn_params["effort"] = json!(effort);
+        }
+        if let Some(schema) = &opts.output_schema {
+            turn_params["outputSchema"] = serde_json::from_str(schema.get()).unwrap_or(Value::Null);
+        }
+        self.state.set_turn_requested();
+        let ack = self.request(method::TURN_START, turn_params).await?;
+        let ack: TurnStartResult = parse_result(method::TURN_START, &ack)?;
+        if let Some(turn_id) = ack.turn.id {
+            let mut out = std::mem::take(&mut self.scratch);
+            self.state.set_turn(turn_id, &mut out);
+            self.emit(out);
+        }
+        // The acknowledgement is not a result: the turn ends on `turn/completed` (or a
+        // failure), however long it takes.
+        self.pump(None).await?;
+        unreachable!("pump without an awaited response only returns an ending")
+    }
+
+    fn emit(&mut self, mut events: Vec<HarnessEvent>) {
+        for event in events.drain(..) {
+            self.stream.push(&event);
+        }
+        self.scratch = events;
+    }
+
+    async fn send(&mut self, message: &impl serde::Serialize) {
+        if let Some(writer) = &mut self.writer {
+            if let Err(e) = writer.send(message).await {
+                // The server is gone or stopped reading; reading stdout tells us how it ended.
+                tracing::debug!("write to codex app-server failed: {e}");
+                self.writer = None;
+            }
+        }
+    }
+
+    async fn notify(&mut self, method: &'static str) {
+        self.send(&Outgoing::<Value> { id: None, method, params: None }).await;
+    }
+
+    async fn request(&mut self, method: &'static str, params: Value) -> Result<Box<RawValue>, Ending> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.insert(id, method);
+        self.send(&Outgoing { id: Some(id), method, params: Some(params) }).await;
+        let deadline = Instant::now() + self.options.request_timeout;
+        match self.pump(Some((id, method, deadline))).await {
+            Ok(result) => Ok(result),
+            Err(ending) => Err(ending),
+        }
+    }
+
+    /// Processes frames until the awaited response arrives or the run must end.
+    async fn pump(&mut self, awaiting: Option<(i64, &'static str, Instant)>) -> Result<Box<RawValue>, Ending> {
+        loop {
+            if let Some(completed) = self.state.take_completion() {
+                return Err(Ending::Turn(Box::new(completed)));
+            }
+            if let Some((id, method, _)) = awaiting {
+                if let Some(outcome) = self.responses.remove(&id) {
+                    return outcome.map_err(|e| Ending::Failed(rpc_failure(method, e)));
+                }
+            }
+            let deadline = match (awaiting.map(|a| a.2), self.interrupt_deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let reading = self.stream.has_room();
+            let wake = tokio::select! {
+                biased;
+                _ = self.stream.aborted(), if !self.abort_seen => Wake::Abort,
+                _ = sleep_until(deadline) => Wake::Deadline,
+                _ = self.stream.room(), if !reading => Wake::Room,
+                item = self.reader.next(), if reading => Wake::Read(item),
+            };
+            match wake {
+                Wake::Abort => {
+                    self.abort_seen = true;
+                    self.on_abort().await?;
+                }
+                Wake::Deadline => {
+                    if self.interrupt_deadline.is_some_and(|d| d <= Instant::now()) {
+                        return Err(Ending::Kill);
+                    }
+                    if let Some((_, method, _)) = awaiting {
+                        let timeout = self.options.request_timeout.as_millis();
+                        return Err(Ending::Failed(
+                            Failure::new(
+                                FailureSource::Jsonrpc,
+                                "REQUEST_TIMEOUT",
+                                format!("{method} got no response within {timeout} ms"),
+                            )
+                            .with_detail(json!({"method": method, "timeoutMs": timeout})),
+                        ));
+                    }
+                }
+                Wake::Room => {}
+                Wake::Read(Ok(ReadItem::Frame(frame))) => self.on_frame(frame).await,
+                Wake::Read(Ok(ReadItem::Preamble(line))) => {
+                    self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line })
+                }
+                Wake::Read(Ok(ReadItem::Eof)) => return Err(Ending::Eof),
+                Wake::Read(Err(e)) => return Err(Ending::Failed(frame_failure(e))),
+            }
+        }
+    }
+
+    /// Abort: before the turn id exists, kill at once; after, interrupt and wait for the grace.
+    async fn on_abort(&mut self) -> Result<(), Ending> {
+        if self.state.is_completed() {
+            return Ok(());
+        }
+        let (Some(thread_id), Some(turn_id)) = (self.state.thread_id(), self.state.turn_id()) else {
+            return Err(Ending::Kill);
+        };
+        let params = json!({"threadId": thread_id, "turnId": turn_id});
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.insert(id, method::TURN_INTERRUPT);
+        self.send(&Outgoing { id: Some(id), method: method::TURN_INTERRUPT, params: Some(params) }).await;
+        self.interrupt_deadline = Some(Instant::now() + self.options.interrupt_grace);
+        Ok(())
+    }
+
+    async fn on_frame(&mut self, frame: Frame) {
+        match frame.message {
+            Incoming::Response { id, outcome } => {
+                match id.as_i64().and_then(|n| self.pending.remove(&n).map(|m| (n, m))) {
+                    Some((n, method)) if method != method::TURN_INTERRUPT => {
+                        self.responses.insert(n, outcome);
+                    }
+                    // The interrupt's answer changes nothing: `turn/completed` decides.
+                    Some(_) => {}
+                    None => self.stream.push(&HarnessEvent::Passthrough {
+                        reason: crate::events::PassthroughReason::UnknownResponse,
+                        message: RawValue::from_string(frame.line).expect("a parsed frame is JSON"),
+                    }),
+                }
+            }
+            Incoming::Request { id, method, params: _ } => {
+                let answer = policy::answer(&method, self.options.access);
+                self.send(&Reply { id: &id, result: answer.result.as_ref(), error: answer.error.as_ref() }).await;
+                self.stream.push(&HarnessEvent::ServerRequest { method, id, reply: answer.kind });
+            }
+            Incoming::Notification { method, params } => {
+                let mut out = std::mem::take(&mut self.scratch);
+                self.state.notification(method, params, frame.line, &mut out);
+                self.emit(out);
+            }
+        }
+    }
+
+    /// Closes stdin, ends the process tree, and builds the terminal frame.
+    async fn finish(mut self, ending: Ending) -> Terminal {
+        if let Some(writer) = self.writer.take() {
+            writer.close().await;
+        }
+        let exited_by_itself = match ending {
+            Ending::Eof => self.process.wait_exit(EOF_EXIT_WAIT).await,
+            _ => None,
+        };
+        let exit = self.process.end_tree().await;
+
+        let mut terminal = Terminal {
+            status: Status::Failed,
+            thread_id: self.state.thread_id().map(str::to_string),
+            turn_id: self.state.turn_id().map(str::to_string),
+            final_message: None,
+            structured_output: None,
+            usage: self.state.turn_usage(),
+            cancellation: None,
+            failure: None,
+        };
+        match ending {
+            Ending::Turn(completed) => self.completed_turn(&mut terminal, *completed),
+            Ending::Kill => {
+                terminal.status = Status::Cancelled;
+                terminal.cancellation = Some(Cancellation::Killed);
+            }
+            Ending::Eof if self.abort_seen => {
+                terminal.status = Status::Cancelled;
+                terminal.cancellation = Some(Cancellation::Killed);
+            }
+            Ending::Eof => {
+                let message = match exited_by_itself {
+                    Some(exit) => exit_message(exit),
+                    None => "codex app-server closed its stdout but kept running".to_string(),
+                };
+                terminal.failure = Some(
+                    Failure::new(FailureSource::Exit, "PROCESS_EXITED", message).with_detail(json!({
+                        "exitCode": exit.code,
+                        "signal": exit.signal,
+                        "exitedByItself": exited_by_itself.is_some(),
+                        "stderrTail": self.process.stderr_tail(),
+                    })),
+                );
+            }
+            Ending::Failed(mut failure) => {
+                if failure.source == FailureSource::Parse {
+                    if let Some(Value::Object(detail)) = &mut failure.detail {
+                        detail.insert("stderrTail".into(), json!(self.process.stderr_tail()));
+                    }
+                }
+                terminal.failure = Some(failure);
+            }
+        }
+        terminal
+    }
+
+    fn completed_turn(&self, terminal: &mut Terminal, completed: CompletedTurn) {
+        match completed.status.as_str() {
+            "completed" => {
+                let text = self.state.final_message(&completed);
+                terminal.status = Status::Completed;
+                if self.options.output_schema.is_some() {
+                    match text.as_deref().map(serde_json::from_str::<Value>) {
+                        Some(Ok(value)) => terminal.structured_output = Some(value),
+                        Some(Err(e)) => {
+                            terminal.status = Status::Failed;
+                            terminal.failure = Some(
+                                Failure::new(
+                                    FailureSource::Turn,
+                                    "STRUCTURED_OUTPUT_INVALID",
+                                    format!("the final message is not valid JSON: {e}"),
+                                )
+                                .with_detail(json!({"text": text})),
+                            );
+                        }
+                        None => {
+                            terminal.status = Status::Failed;
+                            terminal.failure = Some(
+                                Failure::new(
+                                    FailureSource::Turn,
+                                    "STRUCTURED_OUTPUT_INVALID",
+                                    "the turn completed without a final message",
+                                )
+                                .with_detail(json!({"text": null})),
+                            );
+                        }
+                    }
+                }
+                terminal.final_message = text;
+            }
+            "interrupted" => {
+                terminal.status = Status::Cancelled;
+                terminal.cancellation = Some(Cancellation::Interrupted);
+            }
+            status => {
+                let error = completed.error.as_ref().or(self.state.last_error());
+                let message = match error {
+                    Some(e) => e.message.clone(),
+                    None => format!("the turn ended with status {status}"),
+                };
+                terminal.failure = Some(Failure::new(FailureSource::Turn, "TURN_FAILED", message).with_detail(json!({
+                    "status": status,
+                    "codexErrorInfo": error.map(|e| e.codex_error_info.clone()).unwrap_or(Value::Null),
+                    "additionalDetails": error.map(|e| e.additional_details.clone()).unwrap_or(Value::Null),
+                })));
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn parse_result<T: serde::de::DeserializeOwned>(method: &'static str, raw: &RawValue) -> Result<T, Ending> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        Ending::Failed(
+            Failure::new(FailureSource::Jsonrpc, "UNEXPECTED_RESPONSE", format!("unexpected {method} result: {e}"))
+                .with_detail(json!({"method": method, "result": crate::transport::excerpt(raw.get())})),
+        )
+    })
+}
+
+fn rpc_failure(method: &'static str, error: RpcError) -> Failure {
+    Failure::new(FailureSource::Jsonrpc, "REQUEST_FAILED", error.message).with_detail(json!({
+        "method": method,
+        "code": error.code,
+        "data": error.data,
+    }))
+}
+
+fn frame_failure(error: FrameError) -> Failure {
+    let (code, message, detail) = match error {
+        FrameError::TooLarge { limit } => (
+            "FRAME_TOO_LARGE",
+            format!("a line from codex app-server exceeded {limit} bytes"),
+            json!({"limit": limit}),
+        ),
+        FrameError::InvalidUtf8 { excerpt } => {
+            ("INVALID_UTF8", "a line from codex app-server is not valid UTF-8".to_string(), json!({"line": excerpt}))
+        }
+        FrameError::Malformed { excerpt, reason } => (
+            "MALFORMED_FRAME",
+            format!("a line from codex app-server is not a JSON-RPC message: {reason}"),
+            json!({"line": excerpt}),
+        ),
+        FrameError::PreambleTooLong { lines } => (
+            "PREAMBLE_TOO_LONG",
+            format!("codex app-server wrote {lines} non-JSON lines before its first message"),
+            json!({"lines": lines}),
+        ),
+        FrameError::Io(e) => ("STDOUT_READ_FAILED", format!("reading codex app-server's stdout failed: {e}"), json!({})),
+    };
+    Failure::new(FailureSource::Parse, code, message).with_detail(detail)
+}
+
+fn exit_message(exit: ExitInfo) -> String {
+    match (exit.code, exit.signal) {
+        (Some(code), _) => format!("codex app-server exited with code {code} before the turn completed"),
+        (None, Some(signal)) => format!("codex app-server was killed by signal {signal} before the turn completed"),
+        (None, None) => "codex app-server exited before the turn completed".to_string(),
+    }
+}
+
+/// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
+pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
+    let terminal = start_and_drive(&options, &stream).await;
+    stream.finish(terminal);
+}
+
+async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Terminal {
+    if stream.abort_requested() {
+        // Aborted before it began (an already-aborted signal): nothing to start.
+        return Terminal::killed_before_start();
+    }
+    if options.mcp.is_some() {
+        return Terminal::failed(Failure::new(
+            FailureSource::Spawn,
+            "MCP_POLICY_UNAVAILABLE",
+            "options.mcp is not supported by this version of @rennet/codex yet",
+        ));
+    }
+    if options.locus.is_some() {
+        return Terminal::failed(Failure::new(
+            FailureSource::Spawn,
+            "LOCUS_UNAVAILABLE",
+            "options.locus is not supported by this version of @rennet/codex yet",
+        ));
+    }
+    let program = match &options.codex_path {
+        Some(path) => std::path::PathBuf::from(path),
+        None => match which::which("codex") {
+            Ok(path) => path,
+            Err(e) => {
+                return Terminal::failed(Failure::new(
+                    FailureSource::Spawn,
+                    "CODEX_NOT_FOUND",
+                    format!("no codex executable on PATH: {e}"),
+                ))
+            }
+        },
+    };
+    let spec = LaunchSpec {
+        program: program.clone(),
+        args: vec!["app-server".into()],
+        cwd: options.cwd.clone().into(),
+        env: options.env.clone(),
+    };
+    let forwarded = AtomicUsize::new(0);
+    let sink = stream.clone();
+    let spawned = process::spawn(&spec, move |line| {
+        tracing::debug!(target: "rennet_codex::stderr", "{line}");
+        match forwarded.fetch_add(1, Ordering::Relaxed) {
+            n if n < MAX_STDERR_EVENTS => {
+                sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line })
+            }
+            MAX_STDERR_EVENTS => sink.push(&HarnessEvent::Diagnostic {
+                source: DiagnosticSource::Stderr,
+                line: format!("(further stderr lines are not forwarded; the last {} are kept for failures)", process::STDERR_TAIL_LINES),
+            }),
+            _ => {}
+        }
+    });
+    let spawned = match spawned {
+        Ok(spawned) => spawned,
+        Err(e) => {
+            let (code, message) = match e {
+                SpawnError::NotFound(m) => ("CODEX_NOT_FOUND", m),
+                SpawnError::NotExecutable(m) => ("CODEX_NOT_EXECUTABLE", m),
+                SpawnError::CwdNotFound(m) => ("CWD_NOT_FOUND", m),
+                SpawnError::Other(m) => ("SPAWN_FAILED", m),
+            };
+            return Terminal::failed(
+                Failure::new(FailureSource::Spawn, code, message)
+                    .with_detail(json!({"codexPath": program.display().to_string()})),
+            );
+        }
+    };
+    let codex_path = program.display().to_string();
+    drive(spawned.stdout, spawned.stdin, spawned.process, options, &codex_path, stream).await
+}
+
+#[cfg(test)]
+mod tests;

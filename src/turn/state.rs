@@ -1,0 +1,258 @@
+//! The turn state machine: decides which notifications belong to the owned thread and turn,
+//! turns them into harness events, and keeps what the terminal frame needs (final message,
+//! usage, completion). Pure: no I/O, so every interleaving can be tested directly.
+
+use crate::events::{HarnessEvent, PassthroughReason, ReasoningPart, Usage};
+use crate::protocol::{
+    field, method, CompletedTurn, Delta, ErrorParams, ItemHead, ItemParams, Scope, TokenUsageParams,
+    TurnCompletedParams, TurnError,
+};
+use serde_json::value::RawValue;
+
+/// A notification whose owner cannot be decided yet (its thread or turn id is not known).
+struct Held {
+    method: String,
+    params: Option<Box<RawValue>>,
+    line: String,
+}
+
+enum Owner {
+    Owned,
+    Foreign(PassthroughReason),
+    Undecided,
+}
+
+#[derive(Default)]
+pub struct TurnState {
+    thread_id: Option<String>,
+    turn_id: Option<String>,
+    /// `turn/start` has been sent: the next turn on our thread is ours.
+    turn_requested: bool,
+    held: Vec<Held>,
+    /// Completed agent messages of this turn, in order: (item id, text, phase is final_answer).
+    messages: Vec<(String, String, bool)>,
+    /// The thread's total before this turn (from usage updates of earlier turns).
+    usage_baseline: Usage,
+    usage_total: Option<Usage>,
+    completion: Option<CompletedTurn>,
+    last_error: Option<TurnError>,
+}
+
+impl TurnState {
+    pub fn thread_id(&self) -> Option<&str> {
+        self.thread_id.as_deref()
+    }
+
+    pub fn turn_id(&self) -> Option<&str> {
+        self.turn_id.as_deref()
+    }
+
+    pub fn is_completed(&self) -> bool {
+        self.completion.is_some()
+    }
+
+    /// Our thread is known (from the `thread/start` or `thread/resume` response).
+    pub fn set_thread(&mut self, thread_id: String, out: &mut Vec<HarnessEvent>) {
+        self.thread_id = Some(thread_id);
+        self.replay_held(out);
+    }
+
+    pub fn set_turn_requested(&mut self) {
+        self.turn_requested = true;
+    }
+
+    /// Our turn id is known (from the `turn/start` acknowledgement).
+    pub fn set_turn(&mut self, turn_id: String, out: &mut Vec<HarnessEvent>) {
+        if self.turn_id.is_none() {
+            self.turn_id = Some(turn_id);
+            self.replay_held(out);
+        }
+    }
+
+    pub fn take_completion(&mut self) -> Option<CompletedTurn> {
+        self.completion.take()
+    }
+
+    /// The error of the last non-retried `error` notification, if any.
+    pub fn last_error(&self) -> Option<&TurnError> {
+        self.last_error.as_ref()
+    }
+
+    /// This turn's usage: the thread total now minus the total before the turn.
+    pub fn turn_usage(&self) -> Option<Usage> {
+        self.usage_total.map(|total| total.since(self.usage_baseline))
+    }
+
+    /// The final answer: the last completed agent message marked `final_answer`, else the last
+    /// completed agent message, else the last agent message among `turn/completed`'s items.
+    pub fn final_message(&self, completed: &CompletedTurn) -> Option<String> {
+        if let Some((_, text, _)) = self.messages.iter().rev().find(|(_, _, is_final)| *is_final) {
+            return Some(text.clone());
+        }
+        if let Some((_, text, _)) = self.messages.last() {
+            return Some(text.clone());
+        }
+        completed
+            .items
+            .iter()
+            .rev()
+            .filter_map(|item| serde_json::from_str::<ItemHead>(item.get()).ok())
+            .find(|head| head.kind == "agentMessage")
+            .and_then(|head| head.text)
+    }
+
+    fn replay_held(&mut self, out: &mut Vec<HarnessEvent>) {
+        for held in std::mem::take(&mut self.held) {
+            self.notification(held.method, held.params, held.line, out);
+        }
+    }
+
+    fn owner(&self, method: &str, scope: &Scope) -> Owner {
+        if let Some(thread) = scope.thread_id() {
+            match &self.thread_id {
+                None => return Owner::Undecided,
+                Some(ours) if ours != thread => return Owner::Foreign(PassthroughReason::ForeignThread),
+                Some(_) => {}
+            }
+        }
+        if let Some(turn) = scope.turn_id() {
+            match &self.turn_id {
+                Some(ours) if ours == turn => {}
+                Some(_) => return Owner::Foreign(PassthroughReason::ForeignTurn),
+                // Our thread runs one turn at a time: once ours is requested, the turn that
+                // starts (or completes, if `turn/started` never came) on it is ours.
+                None if self.turn_requested && (method == method::TURN_STARTED || method == method::TURN_COMPLETED) => {}
+                None if self.turn_requested => return Owner::Undecided,
+                None => return Owner::Foreign(PassthroughReason::ForeignTurn),
+            }
+        }
+        Owner::Owned
+    }
+
+    /// Routes one notification.
+    pub fn notification(
+        &mut self,
+        method: String,
+        params: Option<Box<RawValue>>,
+        line: String,
+        out: &mut Vec<HarnessEvent>,
+    ) {
+        let scope = Scope::of(params.as_deref());
+        match self.owner(&method, &scope) {
+            Owner::Undecided => self.held.push(Held { method, params, line }),
+            Owner::Foreign(reason) => {
+                if reason == PassthroughReason::ForeignTurn
+                    && method == method::TOKEN_USAGE_UPDATED
+                    && self.usage_total.is_none()
+                {
+                    // Usage of an earlier turn on our (resumed) thread: the baseline this
+                    // turn's usage is measured from.
+                    if let Some(p) = field::<TokenUsageParams>(params.as_deref()) {
+                        self.usage_baseline = p.token_usage.total.into();
+                    }
+                }
+                out.push(HarnessEvent::Passthrough { reason, message: raw(line) });
+            }
+            Owner::Owned => self.owned(method, params, &scope, out),
+        }
+    }
+
+    fn owned(&mut self, method: String, params: Option<Box<RawValue>>, scope: &Scope, out: &mut Vec<HarnessEvent>) {
+        let p = params.as_deref();
+        let event = match method.as_str() {
+            method::TURN_STARTED => scope.turn_id().map(|turn| {
+                let turn = turn.to_string();
+                let first = self.turn_id.is_none();
+                self.turn_id = Some(turn.clone());
+                let thread_id = self.thread_id.clone().or_else(|| scope.thread_id.clone()).unwrap_or_default();
+                let event = HarnessEvent::TurnStarted { thread_id, turn_id: turn };
+                if first {
+                    out.push(event);
+                    self.replay_held(out);
+                    return None;
+                }
+                Some(event)
+            }),
+            method::TURN_COMPLETED => field::<TurnCompletedParams>(p).map(|c| {
+                self.turn_id.get_or_insert_with(|| c.turn.id.clone());
+                self.completion = Some(c.turn);
+                None
+            }),
+            method::ITEM_STARTED | method::ITEM_COMPLETED => field::<ItemParams>(p).map(|ItemParams { item }| {
+                if let Ok(head) = serde_json::from_str::<ItemHead>(item.get()) {
+                    if head.kind == "agentMessage" {
+                        // A repeated start (a retried stream) restarts the message.
+                        self.messages.retain(|(id, _, _)| *id != head.id);
+                        if method == method::ITEM_COMPLETED {
+                            let is_final = head.phase.as_deref() == Some("final_answer");
+                            self.messages.push((head.id, head.text.unwrap_or_default(), is_final));
+                        }
+                    }
+                }
+                Some(if method == method::ITEM_STARTED {
+                    HarnessEvent::ItemStarted { item }
+                } else {
+                    HarnessEvent::ItemCompleted { item }
+                })
+            }),
+            method::AGENT_MESSAGE_DELTA => {
+                field::<Delta>(p).map(|d| Some(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta }))
+            }
+            method::REASONING_SUMMARY_DELTA => field::<Delta>(p).map(|d| {
+                Some(HarnessEvent::ReasoningDelta {
+                    item_id: d.item_id,
+                    delta: d.delta,
+                    part: ReasoningPart::Summary,
+                    index: d.summary_index.unwrap_or(0),
+                })
+            }),
+            method::REASONING_TEXT_DELTA => field::<Delta>(p).map(|d| {
+                Some(HarnessEvent::ReasoningDelta {
+                    item_id: d.item_id,
+                    delta: d.delta,
+                    part: ReasoningPart::Text,
+                    index: d.content_index.unwrap_or(0),
+                })
+            }),
+            method::COMMAND_OUTPUT_DELTA => {
+                field::<Delta>(p).map(|d| Some(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta }))
+            }
+            method::TOKEN_USAGE_UPDATED => field::<TokenUsageParams>(p).map(|u| {
+                let total: Usage = u.token_usage.total.into();
+                self.usage_total = Some(total);
+                Some(HarnessEvent::Usage {
+                    turn: total.since(self.usage_baseline),
+                    thread: total,
+                    context_window: u.token_usage.model_context_window,
+                })
+            }),
+            method::ERROR => field::<ErrorParams>(p).and_then(|e| {
+                if e.will_retry {
+                    Some(Some(HarnessEvent::Retrying { message: e.error.message, codex_error_info: e.error.codex_error_info }))
+                } else {
+                    // The failure itself is reported by `turn/completed`; the notification
+                    // still goes out as `native` below.
+                    self.last_error = Some(e.error);
+                    None
+                }
+            }),
+            _ => None,
+        };
+        match event {
+            Some(Some(event)) => out.push(event),
+            Some(None) => {}
+            // No dedicated event, or a known method whose params did not have the expected
+            // shape: nothing is dropped.
+            None => out.push(HarnessEvent::Native { method, params: params.unwrap_or_else(null) }),
+        }
+    }
+}
+
+fn null() -> Box<RawValue> {
+    RawValue::from_string("null".into()).expect("null is JSON")
+}
+
+/// A received line as raw JSON (it parsed once already, so this cannot fail in practice).
+fn raw(line: String) -> Box<RawValue> {
+    RawValue::from_string(line).unwrap_or_else(|_| null())
+}

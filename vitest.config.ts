@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['__test__/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Real Codex children are heavy on a 2-core machine; files run one after another.
+    fileParallelism: false,
+    reporters: ['default'],
+  },
+})
