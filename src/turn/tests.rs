@@ -1,0 +1,634 @@
+//! The runner driven through in-memory pipes by a scripted peer: no processes.
+
+use super::drive;
+use crate::options;
+use crate::process::{ExitInfo, ServerProcess};
+use crate::stream::EventStream;
+use serde_json::{json, Value};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+const THREAD: &str = "thr-1";
+const TURN: &str = "turn-1";
+
+/// Stands in for the child: records how it was ended.
+struct FakeProcess {
+    exited: Arc<AtomicBool>,
+    exit_code: Arc<Mutex<i32>>,
+    ended: Arc<AtomicBool>,
+}
+
+impl ServerProcess for FakeProcess {
+    fn pid(&self) -> u32 {
+        4242
+    }
+
+    async fn wait_exit(&mut self, within: Duration) -> Option<ExitInfo> {
+        let until = tokio::time::Instant::now() + within;
+        while tokio::time::Instant::now() < until {
+            if self.exited.load(Ordering::SeqCst) {
+                return Some(ExitInfo { code: Some(*self.exit_code.lock().unwrap()), signal: None });
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        None
+    }
+
+    async fn end_tree(&mut self) -> ExitInfo {
+        self.ended.store(true, Ordering::SeqCst);
+        if self.exited.load(Ordering::SeqCst) {
+            ExitInfo { code: Some(*self.exit_code.lock().unwrap()), signal: None }
+        } else {
+            ExitInfo { code: None, signal: Some(15) }
+        }
+    }
+
+    fn stderr_tail(&self) -> Vec<String> {
+        vec!["last stderr line".into()]
+    }
+}
+
+/// The server side of the pipes, with helpers that speak the protocol.
+struct Peer {
+    lines: Lines<BufReader<DuplexStream>>,
+    out: Option<DuplexStream>,
+    exited: Arc<AtomicBool>,
+    exit_code: Arc<Mutex<i32>>,
+    stream: Arc<EventStream>,
+    /// Every message the client sent, in order.
+    received: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Peer {
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
+            .await
+            .expect("the client sent nothing within 5 s")
+            .unwrap()
+            .expect("the client closed stdin");
+        let value: Value = serde_json::from_str(&line).unwrap();
+        assert!(value.get("jsonrpc").is_none(), "no jsonrpc member on the wire");
+        self.received.lock().unwrap().push(value.clone());
+        value
+    }
+
+    async fn expect(&mut self, method: &str) -> Value {
+        let message = self.recv().await;
+        assert_eq!(message["method"], method, "{message}");
+        message
+    }
+
+    async fn raw(&mut self, line: &str) {
+        let out = self.out.as_mut().expect("still writing");
+        out.write_all(line.as_bytes()).await.unwrap();
+        out.write_all(b"\n").await.unwrap();
+    }
+
+    async fn send(&mut self, value: Value) {
+        self.raw(&value.to_string()).await;
+    }
+
+    async fn respond(&mut self, request: &Value, result: Value) {
+        self.send(json!({"id": request["id"], "result": result})).await;
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"method": method, "params": params, "emittedAtMs": 1})).await;
+    }
+
+    /// initialize → initialized → thread/start; returns the thread request.
+    async fn handshake(&mut self) -> Value {
+        let init = self.expect("initialize").await;
+        assert_eq!(init["params"]["clientInfo"]["name"], "rennet");
+        self.respond(&init, json!({"userAgent": "rennet/0.171.0 (Test; x86_64) (rennet; 0.1.0)", "codexHome": "/h"}))
+            .await;
+        let initialized = self.expect("initialized").await;
+        assert!(initialized.get("id").is_none());
+        let thread = self.recv().await;
+        self.respond(&thread, json!({"thread": {"id": THREAD}})).await;
+        thread
+    }
+
+    /// turn/start acknowledged, then turn/started; returns the turn request.
+    async fn start_turn(&mut self) -> Value {
+        let turn = self.expect("turn/start").await;
+        self.respond(&turn, json!({"turn": {"id": TURN, "status": "inProgress", "items": []}})).await;
+        self.notify("turn/started", json!({"threadId": THREAD, "turn": {"id": TURN, "status": "inProgress"}})).await;
+        turn
+    }
+
+    async fn complete(&mut self, status: &str) {
+        self.notify("turn/completed", json!({"threadId": THREAD, "turn": {"id": TURN, "status": status, "items": []}}))
+            .await;
+    }
+
+    async fn message(&mut self, id: &str, text: &str) {
+        let item = json!({"type": "agentMessage", "id": id, "text": "", "phase": null});
+        self.notify("item/started", json!({"threadId": THREAD, "turnId": TURN, "item": item})).await;
+        self.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": id, "delta": text}))
+            .await;
+        let item = json!({"type": "agentMessage", "id": id, "text": text, "phase": null});
+        self.notify("item/completed", json!({"threadId": THREAD, "turnId": TURN, "item": item})).await;
+    }
+
+    /// Aborts once the runner has had time to read everything sent so far.
+    async fn abort_after_pending_frames(&mut self) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        self.stream.request_abort();
+    }
+
+    /// The process exits: stdout closes.
+    fn exit(&mut self, code: i32) {
+        *self.exit_code.lock().unwrap() = code;
+        self.exited.store(true, Ordering::SeqCst);
+        self.out = None;
+    }
+
+    /// Waits until the client closes stdin (the real server then exits).
+    async fn until_stdin_closed(&mut self) {
+        while let Ok(Ok(Some(line))) = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line()).await {
+            self.received.lock().unwrap().push(serde_json::from_str(&line).unwrap());
+        }
+        self.exit(0);
+    }
+}
+
+struct Run {
+    events: Vec<Value>,
+    terminal: Value,
+    received: Vec<Value>,
+    ended: bool,
+}
+
+impl Run {
+    fn types(&self) -> Vec<&str> {
+        self.events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+    }
+
+    fn of_type(&self, kind: &str) -> Vec<&Value> {
+        self.events.iter().filter(|e| e["type"] == kind).collect()
+    }
+
+    fn sent(&self, method: &str) -> Vec<&Value> {
+        self.received.iter().filter(|m| m["method"] == method).collect()
+    }
+}
+
+async fn run<F, Fut>(options: Value, script: F) -> Run
+where
+    F: FnOnce(Peer) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (client_read, server_write) = tokio::io::duplex(1 << 16);
+    let (server_read, client_write) = tokio::io::duplex(1 << 16);
+    let stream = Arc::new(EventStream::new());
+    let exited = Arc::new(AtomicBool::new(false));
+    let exit_code = Arc::new(Mutex::new(0));
+    let ended = Arc::new(AtomicBool::new(false));
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let peer = Peer {
+        lines: BufReader::new(server_read).lines(),
+        out: Some(server_write),
+        exited: exited.clone(),
+        exit_code: exit_code.clone(),
+        stream: stream.clone(),
+        received: received.clone(),
+    };
+    let script = tokio::spawn(script(peer));
+    let mut opts = json!({"prompt": "say hi", "cwd": "/work"});
+    opts.as_object_mut().unwrap().extend(options.as_object().unwrap().clone());
+    let opts = options::parse(&opts.to_string()).unwrap();
+    let process = FakeProcess { exited, exit_code, ended: ended.clone() };
+    let terminal = tokio::time::timeout(
+        Duration::from_secs(10),
+        drive(client_read, client_write, process, &opts, "/bin/fake-codex", &stream),
+    )
+    .await
+    .expect("the turn ended");
+    stream.finish(terminal);
+    let mut events = Vec::new();
+    while let Some(batch) = stream.next_batch().await {
+        events.extend(serde_json::from_str::<Vec<Value>>(&batch).unwrap());
+    }
+    // The script's own assertions count: its panic fails the test.
+    match tokio::time::timeout(Duration::from_secs(3), script).await {
+        Ok(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Ok(_) => {}
+        Err(_) => panic!("the peer script did not finish"),
+    }
+    let terminal = events.last().cloned().unwrap();
+    assert_eq!(terminal["type"], "terminal");
+    assert_eq!(events.iter().filter(|e| e["type"] == "terminal").count(), 1);
+    let received = received.lock().unwrap().clone();
+    Run { events, terminal, received, ended: ended.load(Ordering::SeqCst) }
+}
+
+#[tokio::test]
+async fn happy_turn_streams_events_and_completes() {
+    let r = run(json!({}), |mut p| async move {
+        let thread = p.handshake().await;
+        assert_eq!(thread["method"], "thread/start");
+        assert_eq!(thread["params"], json!({"cwd": "/work", "approvalPolicy": "never", "sandbox": "read-only"}));
+        let turn = p.start_turn().await;
+        assert_eq!(turn["params"]["sandboxPolicy"], json!({"type": "dangerFullAccess"}));
+        assert_eq!(turn["params"]["approvalPolicy"], "never");
+        assert_eq!(turn["params"]["input"][0]["text"], "say hi");
+        assert!(turn["params"].get("effort").is_none() && turn["params"].get("model").is_none());
+        assert!(turn["params"].get("outputSchema").is_none());
+        p.notify("item/reasoning/summaryTextDelta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "rs", "delta": "think", "summaryIndex": 1})).await;
+        p.notify("item/reasoning/textDelta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "rs", "delta": "raw", "contentIndex": 0})).await;
+        p.notify("item/commandExecution/outputDelta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "c1", "delta": "out\n"})).await;
+        p.message("msg_1", "Hello").await;
+        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {
+            "total": {"totalTokens": 150, "inputTokens": 100, "cachedInputTokens": 20, "outputTokens": 50, "reasoningOutputTokens": 10},
+            "last": {"totalTokens": 150, "inputTokens": 100, "cachedInputTokens": 20, "outputTokens": 50, "reasoningOutputTokens": 10},
+            "modelContextWindow": 258400}})).await;
+        p.notify("account/rateLimits/updated", json!({"rateLimits": {}})).await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(
+        r.types(),
+        vec![
+            "started", "threadStarted", "turnStarted", "reasoningDelta", "reasoningDelta", "commandOutput",
+            "itemStarted", "messageDelta", "itemCompleted", "usage", "native", "terminal"
+        ]
+    );
+    assert_eq!(r.events[0]["pid"], 4242);
+    assert_eq!(r.events[0]["codexVersion"], "0.171.0");
+    assert_eq!(r.events[3], json!({"type": "reasoningDelta", "itemId": "rs", "delta": "think", "part": "summary", "index": 1}));
+    assert_eq!(r.events[4]["part"], "text");
+    let usage = json!({"input": 100, "cacheRead": 20, "output": 50, "reasoning": 10, "total": 150});
+    assert_eq!(r.events[9], json!({"type": "usage", "turn": usage, "thread": usage, "contextWindow": 258400}));
+    assert_eq!(r.events[10]["method"], "account/rateLimits/updated");
+    assert_eq!(
+        r.terminal,
+        json!({"type": "terminal", "status": "completed", "threadId": THREAD, "turnId": TURN,
+               "finalMessage": "Hello", "usage": usage, "failure": null})
+    );
+    assert!(r.sent("turn/interrupt").is_empty());
+    assert!(r.ended);
+}
+
+#[tokio::test]
+async fn turn_started_before_ack_and_completion_without_started() {
+    let r = run(json!({"model": "m1", "effort": "low"}), |mut p| async move {
+        let thread = p.handshake().await;
+        assert_eq!(thread["params"]["model"], "m1");
+        let turn = p.expect("turn/start").await;
+        assert_eq!(turn["params"]["effort"], "low");
+        // Early notifications of the new turn, before its acknowledgement.
+        p.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": "early"})).await;
+        p.notify("turn/started", json!({"threadId": THREAD, "turn": {"id": TURN}})).await;
+        p.respond(&turn, json!({"turn": {"id": TURN}})).await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.types(), vec!["started", "threadStarted", "turnStarted", "messageDelta", "terminal"]);
+    assert_eq!(r.terminal["status"], "completed");
+
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        let turn = p.expect("turn/start").await;
+        p.notify("turn/completed", json!({"threadId": THREAD, "turn": {"id": TURN, "status": "completed",
+            "items": [{"type": "agentMessage", "id": "m", "text": "from items"}]}})).await;
+        p.respond(&turn, json!({"turn": {"id": TURN}})).await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed");
+    assert_eq!(r.terminal["turnId"], TURN);
+    assert_eq!(r.terminal["finalMessage"], "from items");
+}
+
+#[tokio::test]
+async fn structured_output_parsed_or_rejected() {
+    let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}});
+    let r = run(json!({"outputSchema": schema}), |mut p| async move {
+        p.handshake().await;
+        let turn = p.start_turn().await;
+        assert_eq!(turn["params"]["outputSchema"]["properties"]["answer"]["type"], "string");
+        p.message("m", r#"{"answer":"42"}"#).await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["structuredOutput"], json!({"answer": "42"}));
+
+    let r = run(json!({"outputSchema": schema}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.message("m", "not json").await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "failed");
+    assert_eq!(r.terminal["failure"]["code"], "STRUCTURED_OUTPUT_INVALID");
+    assert_eq!(r.terminal["failure"]["source"], "turn");
+    assert_eq!(r.terminal["failure"]["detail"]["text"], "not json");
+    assert_eq!(r.terminal["finalMessage"], "not json");
+}
+
+#[tokio::test]
+async fn server_requests_are_answered_by_policy() {
+    let methods = [
+        ("item/commandExecution/requestApproval", json!({"result": {"decision": "accept"}}), "accepted"),
+        ("item/fileChange/requestApproval", json!({"result": {"decision": "accept"}}), "accepted"),
+        ("item/permissions/requestApproval", json!({"result": {"permissions": {}}}), "grantedEmpty"),
+        ("execCommandApproval", json!({"result": {"decision": "approved"}}), "accepted"),
+        ("mcpServer/elicitation/request", json!({"result": {"action": "decline"}}), "declined"),
+        ("item/tool/call", json!({"error": {"code": -32601}}), "methodError"),
+        ("account/chatgptAuthTokens/refresh", json!({"error": {"code": -32601}}), "methodError"),
+        ("brand/new", json!({"error": {"code": -32601}}), "methodError"),
+    ];
+    for access in ["full", "readOnly"] {
+        let script = methods.clone();
+        let r = run(json!({"access": access}), move |mut p| async move {
+            let methods = script;
+            p.handshake().await;
+            p.start_turn().await;
+            for (i, (method, expected, _)) in methods.iter().enumerate() {
+                p.send(json!({"id": i, "method": method, "params": {"threadId": THREAD, "turnId": TURN}})).await;
+                let reply = p.recv().await;
+                assert_eq!(reply["id"], i);
+                let expected = if access == "full" { expected.clone() } else { json!({"error": {"code": -32601}}) };
+                if let Some(result) = expected.get("result") {
+                    assert_eq!(&reply["result"], result, "{method}");
+                } else {
+                    assert_eq!(reply["error"]["code"], -32601, "{method}");
+                    assert!(reply.get("result").is_none());
+                }
+            }
+            p.complete("completed").await;
+            p.until_stdin_closed().await;
+        })
+        .await;
+        let replies: Vec<_> = r.of_type("serverRequest").iter().map(|e| e["reply"].as_str().unwrap().to_string()).collect();
+        let expected: Vec<_> = methods
+            .iter()
+            .map(|(_, _, kind)| if access == "full" { kind.to_string() } else { "methodError".to_string() })
+            .collect();
+        assert_eq!(replies, expected);
+        assert_eq!(r.terminal["status"], "completed");
+    }
+}
+
+#[tokio::test]
+async fn foreign_frames_pass_through_and_change_nothing() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.notify("item/agentMessage/delta", json!({"threadId": "sub-thread", "turnId": "t9", "itemId": "x", "delta": "sub"})).await;
+        p.notify("turn/completed", json!({"threadId": "sub-thread", "turn": {"id": "t9", "status": "failed", "items": []}})).await;
+        p.notify("turn/completed", json!({"threadId": THREAD, "turn": {"id": "other-turn", "status": "completed", "items": []}})).await;
+        p.send(json!({"id": 999, "result": {}})).await;
+        p.notify("brand/newNotification", json!({"threadId": THREAD, "x": 1})).await;
+        p.message("m", "ours").await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let passthrough: Vec<_> = r.of_type("passthrough").iter().map(|e| e["reason"].as_str().unwrap()).collect();
+    assert_eq!(passthrough, vec!["foreignThread", "foreignThread", "foreignTurn", "unknownResponse"]);
+    assert_eq!(r.of_type("passthrough")[3]["message"], json!({"id": 999, "result": {}}));
+    let native = r.of_type("native");
+    assert_eq!(native[0]["method"], "brand/newNotification");
+    assert_eq!(native[0]["params"], json!({"threadId": THREAD, "x": 1}));
+    assert_eq!(r.terminal["status"], "completed");
+    assert_eq!(r.terminal["finalMessage"], "ours");
+    assert_eq!(r.of_type("messageDelta").len(), 1);
+}
+
+#[tokio::test]
+async fn retries_are_progress_and_restart_the_item() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        let started = json!({"threadId": THREAD, "turnId": TURN, "item": {"type": "agentMessage", "id": "m", "text": ""}});
+        p.notify("item/started", started.clone()).await;
+        p.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": "Hel"})).await;
+        p.notify("error", json!({"threadId": THREAD, "turnId": TURN, "willRetry": true,
+            "error": {"message": "Reconnecting... 1/2", "codexErrorInfo": {"responseStreamDisconnected": {"httpStatusCode": null}}}})).await;
+        p.message("m", "Hello again").await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let retrying = r.of_type("retrying");
+    assert_eq!(retrying.len(), 1);
+    assert_eq!(retrying[0]["message"], "Reconnecting... 1/2");
+    assert_eq!(retrying[0]["codexErrorInfo"], json!({"responseStreamDisconnected": {"httpStatusCode": null}}));
+    assert_eq!(r.of_type("itemStarted").len(), 2);
+    assert_eq!(r.terminal["finalMessage"], "Hello again");
+}
+
+#[tokio::test]
+async fn turn_failure_keeps_the_provider_message() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        let error = json!({"message": "Quota exceeded. Check your plan and billing details.", "codexErrorInfo": "usageLimitExceeded", "additionalDetails": null});
+        p.notify("error", json!({"threadId": THREAD, "turnId": TURN, "willRetry": false, "error": error})).await;
+        p.notify("turn/completed", json!({"threadId": THREAD, "turn": {"id": TURN, "status": "failed", "items": [], "error": error}})).await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.of_type("native")[0]["method"], "error");
+    assert_eq!(r.terminal["status"], "failed");
+    assert_eq!(
+        r.terminal["failure"],
+        json!({"source": "turn", "code": "TURN_FAILED", "message": "Quota exceeded. Check your plan and billing details.",
+               "detail": {"status": "failed", "codexErrorInfo": "usageLimitExceeded", "additionalDetails": null}})
+    );
+}
+
+#[tokio::test]
+async fn request_errors_and_timeouts_are_jsonrpc_failures() {
+    let r = run(json!({}), |mut p| async move {
+        let init = p.expect("initialize").await;
+        p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
+        p.expect("initialized").await;
+        let thread = p.expect("thread/start").await;
+        p.send(json!({"id": thread["id"], "error": {"code": -32600, "message": "Invalid request: missing field `params`"}})).await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(
+        r.terminal["failure"],
+        json!({"source": "jsonrpc", "code": "REQUEST_FAILED", "message": "Invalid request: missing field `params`",
+               "detail": {"method": "thread/start", "code": -32600, "data": null}})
+    );
+    assert_eq!(r.types(), vec!["started", "terminal"]);
+
+    let r = run(json!({"requestTimeoutMs": 100}), |mut p| async move {
+        p.expect("initialize").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["failure"]["code"], "REQUEST_TIMEOUT");
+    assert_eq!(r.terminal["failure"]["source"], "jsonrpc");
+    assert_eq!(r.terminal["failure"]["detail"]["method"], "initialize");
+}
+
+#[tokio::test]
+async fn preamble_is_tolerated_then_bad_lines_fail() {
+    let r = run(json!({}), |mut p| async move {
+        p.raw("Welcome to the dev shell").await;
+        p.raw("\u{1b}[?2004h").await;
+        p.handshake().await;
+        p.start_turn().await;
+        p.raw("oops, not json").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let diagnostics: Vec<_> = r.of_type("diagnostic").iter().map(|e| e["line"].as_str().unwrap().to_string()).collect();
+    assert_eq!(diagnostics, vec!["Welcome to the dev shell", "\u{1b}[?2004h"]);
+    assert_eq!(r.terminal["failure"]["source"], "parse");
+    assert_eq!(r.terminal["failure"]["code"], "MALFORMED_FRAME");
+    assert_eq!(r.terminal["failure"]["detail"]["line"], "oops, not json");
+    assert_eq!(r.terminal["turnId"], TURN);
+}
+
+#[tokio::test]
+async fn exit_mid_turn_reports_the_process_detail() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.exit(3);
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "failed");
+    assert_eq!(r.terminal["failure"]["source"], "exit");
+    assert_eq!(r.terminal["failure"]["code"], "PROCESS_EXITED");
+    assert_eq!(r.terminal["failure"]["message"], "codex app-server exited with code 3 before the turn completed");
+    assert_eq!(r.terminal["failure"]["detail"]["exitCode"], 3);
+    assert_eq!(r.terminal["failure"]["detail"]["stderrTail"], json!(["last stderr line"]));
+}
+
+#[tokio::test]
+async fn abort_before_the_turn_id_kills_at_once() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.expect("turn/start").await;
+        p.stream.request_abort();
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "cancelled");
+    assert_eq!(r.terminal["cancellation"], "killed");
+    assert_eq!(r.terminal["failure"], Value::Null);
+    assert!(r.sent("turn/interrupt").is_empty());
+    assert!(r.ended);
+}
+
+#[tokio::test]
+async fn abort_after_turn_started_interrupts() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.abort_after_pending_frames().await;
+        p.stream.request_abort();
+        let interrupt = p.expect("turn/interrupt").await;
+        assert_eq!(interrupt["params"], json!({"threadId": THREAD, "turnId": TURN}));
+        p.respond(&interrupt, json!({})).await;
+        p.complete("interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "cancelled");
+    assert_eq!(r.terminal["cancellation"], "interrupted");
+    assert_eq!(r.sent("turn/interrupt").len(), 1);
+}
+
+#[tokio::test]
+async fn ignored_interrupt_is_killed_after_the_grace() {
+    let r = run(json!({"interruptGraceMs": 200}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.abort_after_pending_frames().await;
+        let asked = tokio::time::Instant::now();
+        p.expect("turn/interrupt").await;
+        p.until_stdin_closed().await;
+        let took = asked.elapsed();
+        assert!(took >= Duration::from_millis(190) && took < Duration::from_secs(1), "{took:?}");
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "cancelled");
+    assert_eq!(r.terminal["cancellation"], "killed");
+    assert!(r.ended);
+}
+
+#[tokio::test]
+async fn abort_after_completion_sends_nothing() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.message("m", "done").await;
+        p.complete("completed").await;
+        p.abort_after_pending_frames().await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed");
+    assert!(r.sent("turn/interrupt").is_empty());
+}
+
+#[tokio::test]
+async fn resume_counts_only_this_turns_usage() {
+    let usage = |total: i64| json!({"totalTokens": total, "inputTokens": total, "cachedInputTokens": 0, "outputTokens": 0, "reasoningOutputTokens": 0});
+    let r = run(json!({"threadId": THREAD}), move |mut p| async move {
+        let init = p.expect("initialize").await;
+        p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
+        p.expect("initialized").await;
+        let resume = p.expect("thread/resume").await;
+        assert_eq!(resume["params"]["threadId"], THREAD);
+        assert_eq!(resume["params"]["sandbox"], "read-only");
+        p.respond(&resume, json!({"thread": {"id": THREAD}})).await;
+        // The server replays the last known usage of the previous turn.
+        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": "previous", "tokenUsage": {"total": usage(100), "last": usage(100)}})).await;
+        p.start_turn().await;
+        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(130), "last": usage(30)}})).await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.of_type("threadStarted")[0]["resumed"], true);
+    assert_eq!(r.of_type("passthrough")[0]["reason"], "foreignTurn");
+    assert_eq!(r.of_type("usage")[0]["turn"]["total"], 30);
+    assert_eq!(r.of_type("usage")[0]["thread"]["total"], 130);
+    assert_eq!(r.terminal["usage"]["total"], 30);
+}
+
+#[tokio::test]
+async fn a_full_queue_pauses_reading_but_abort_still_works() {
+    let r = run(json!({"interruptGraceMs": 300}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        // Nobody pulls: after the queue fills, the runner stops reading and these writes
+        // block on the pipe.
+        let flood = async {
+            for i in 0..(crate::stream::MAX_QUEUED_EVENTS + 2000) {
+                p.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": i.to_string()})).await;
+            }
+        };
+        let blocked = tokio::time::timeout(Duration::from_millis(300), flood).await.is_err();
+        assert!(blocked, "the pipe should push back when nobody reads");
+        p.stream.request_abort();
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "cancelled");
+    assert_eq!(r.terminal["cancellation"], "killed");
+    let deltas = r.of_type("messageDelta");
+    // Everything that was read arrived, in order.
+    for (i, d) in deltas.iter().enumerate() {
+        assert_eq!(d["delta"], i.to_string());
+    }
+    assert!(deltas.len() >= crate::stream::MAX_QUEUED_EVENTS - 10);
+}
