@@ -217,6 +217,9 @@ pub struct TokenUsageParams {
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsage {
     pub total: TokenBreakdown,
+    /// The latest model response alone.
+    #[serde(default)]
+    pub last: Option<TokenBreakdown>,
     #[serde(default)]
     pub model_context_window: Option<i64>,
 }

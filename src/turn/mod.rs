@@ -538,15 +538,8 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
     let sink = stream.clone();
     let spawned = process::spawn(&spec, move |line| {
         tracing::debug!(target: "rennet_codex::stderr", "{line}");
-        match forwarded.fetch_add(1, Ordering::Relaxed) {
-            n if n < MAX_STDERR_EVENTS => {
-                sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line })
-            }
-            MAX_STDERR_EVENTS => sink.push(&HarnessEvent::Diagnostic {
-                source: DiagnosticSource::Stderr,
-                line: format!("(further stderr lines are not forwarded; the last {} are kept for failures)", process::STDERR_TAIL_LINES),
-            }),
-            _ => {}
+        if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
+            sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line });
         }
     });
     let spawned = match spawned {

@@ -31,6 +31,10 @@ pub struct TurnState {
     held: Vec<Held>,
     /// Completed agent messages of this turn, in order: (item id, text, phase is final_answer).
     messages: Vec<(String, String, bool)>,
+    /// The agent message being streamed and its text so far (restarted by a repeated start):
+    /// the last resort for the final message when no completed item carries it.
+    streaming: Option<(String, String)>,
+    turn_announced: bool,
     /// The thread's total before this turn (from usage updates of earlier turns).
     usage_baseline: Usage,
     usage_total: Option<Usage>,
@@ -65,7 +69,19 @@ impl TurnState {
     pub fn set_turn(&mut self, turn_id: String, out: &mut Vec<HarnessEvent>) {
         if self.turn_id.is_none() {
             self.turn_id = Some(turn_id);
+            self.announce_turn(out);
             self.replay_held(out);
+        }
+    }
+
+    /// `turnStarted` goes out once, as soon as the turn id is known, whether it came from
+    /// `turn/started` or from the acknowledgement (the notification may come later or never).
+    fn announce_turn(&mut self, out: &mut Vec<HarnessEvent>) {
+        if !self.turn_announced {
+            if let (Some(thread_id), Some(turn_id)) = (&self.thread_id, &self.turn_id) {
+                self.turn_announced = true;
+                out.push(HarnessEvent::TurnStarted { thread_id: thread_id.clone(), turn_id: turn_id.clone() });
+            }
         }
     }
 
@@ -99,6 +115,7 @@ impl TurnState {
             .filter_map(|item| serde_json::from_str::<ItemHead>(item.get()).ok())
             .find(|head| head.kind == "agentMessage")
             .and_then(|head| head.text)
+            .or_else(|| self.streaming.as_ref().map(|(_, text)| text.clone()))
     }
 
     fn replay_held(&mut self, out: &mut Vec<HarnessEvent>) {
@@ -145,8 +162,8 @@ impl TurnState {
                     && method == method::TOKEN_USAGE_UPDATED
                     && self.usage_total.is_none()
                 {
-                    // Usage of an earlier turn on our (resumed) thread: the baseline this
-                    // turn's usage is measured from.
+                    // Usage of an earlier turn on our (resumed) thread, replayed by the server:
+                    // the thread total before this turn.
                     if let Some(p) = field::<TokenUsageParams>(params.as_deref()) {
                         self.usage_baseline = p.token_usage.total.into();
                     }
@@ -161,20 +178,19 @@ impl TurnState {
         let p = params.as_deref();
         let event = match method.as_str() {
             method::TURN_STARTED => scope.turn_id().map(|turn| {
-                let turn = turn.to_string();
-                let first = self.turn_id.is_none();
-                self.turn_id = Some(turn.clone());
-                let thread_id = self.thread_id.clone().or_else(|| scope.thread_id.clone()).unwrap_or_default();
-                let event = HarnessEvent::TurnStarted { thread_id, turn_id: turn };
-                if first {
-                    out.push(event);
+                if self.turn_id.is_none() {
+                    self.turn_id = Some(turn.to_string());
+                    self.announce_turn(out);
                     self.replay_held(out);
-                    return None;
                 }
-                Some(event)
+                None
             }),
             method::TURN_COMPLETED => field::<TurnCompletedParams>(p).map(|c| {
-                self.turn_id.get_or_insert_with(|| c.turn.id.clone());
+                if self.turn_id.is_none() {
+                    self.turn_id = Some(c.turn.id.clone());
+                    self.announce_turn(out);
+                    self.replay_held(out);
+                }
                 self.completion = Some(c.turn);
                 None
             }),
@@ -183,7 +199,9 @@ impl TurnState {
                     if head.kind == "agentMessage" {
                         // A repeated start (a retried stream) restarts the message.
                         self.messages.retain(|(id, _, _)| *id != head.id);
-                        if method == method::ITEM_COMPLETED {
+                        if method == method::ITEM_STARTED {
+                            self.streaming = Some((head.id.clone(), String::new()));
+                        } else {
                             let is_final = head.phase.as_deref() == Some("final_answer");
                             self.messages.push((head.id, head.text.unwrap_or_default(), is_final));
                         }
@@ -195,9 +213,14 @@ impl TurnState {
                     HarnessEvent::ItemCompleted { item }
                 })
             }),
-            method::AGENT_MESSAGE_DELTA => {
-                field::<Delta>(p).map(|d| Some(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta }))
-            }
+            method::AGENT_MESSAGE_DELTA => field::<Delta>(p).map(|d| {
+                if let Some((id, text)) = &mut self.streaming {
+                    if *id == d.item_id {
+                        text.push_str(&d.delta);
+                    }
+                }
+                Some(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta })
+            }),
             method::REASONING_SUMMARY_DELTA => field::<Delta>(p).map(|d| {
                 Some(HarnessEvent::ReasoningDelta {
                     item_id: d.item_id,
@@ -219,6 +242,13 @@ impl TurnState {
             }
             method::TOKEN_USAGE_UPDATED => field::<TokenUsageParams>(p).map(|u| {
                 let total: Usage = u.token_usage.total.into();
+                if self.usage_total.is_none() {
+                    // The thread total before this turn's first model response. Exact even
+                    // when the server did not replay the earlier usage on resume.
+                    if let Some(last) = u.token_usage.last {
+                        self.usage_baseline = total.since(last.into());
+                    }
+                }
                 self.usage_total = Some(total);
                 Some(HarnessEvent::Usage {
                     turn: total.since(self.usage_baseline),

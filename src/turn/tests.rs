@@ -301,6 +301,7 @@ async fn turn_started_before_ack_and_completion_without_started() {
         p.until_stdin_closed().await;
     })
     .await;
+    assert_eq!(r.types(), vec!["started", "threadStarted", "turnStarted", "terminal"]);
     assert_eq!(r.terminal["status"], "completed");
     assert_eq!(r.terminal["turnId"], TURN);
     assert_eq!(r.terminal["finalMessage"], "from items");
@@ -425,6 +426,21 @@ async fn retries_are_progress_and_restart_the_item() {
     assert_eq!(retrying[0]["message"], "Reconnecting... 1/2");
     assert_eq!(retrying[0]["codexErrorInfo"], json!({"responseStreamDisconnected": {"httpStatusCode": null}}));
     assert_eq!(r.of_type("itemStarted").len(), 2);
+    assert_eq!(r.terminal["finalMessage"], "Hello again");
+
+    // Only the deltas of the last attempt carry the text: they are the last resort.
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        let started = json!({"threadId": THREAD, "turnId": TURN, "item": {"type": "agentMessage", "id": "m", "text": ""}});
+        for attempt in ["Hel", "Hello again"] {
+            p.notify("item/started", started.clone()).await;
+            p.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": attempt})).await;
+        }
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
     assert_eq!(r.terminal["finalMessage"], "Hello again");
 }
 
@@ -603,6 +619,20 @@ async fn resume_counts_only_this_turns_usage() {
     assert_eq!(r.of_type("usage")[0]["turn"]["total"], 30);
     assert_eq!(r.of_type("usage")[0]["thread"]["total"], 130);
     assert_eq!(r.terminal["usage"]["total"], 30);
+
+    // Without a replayed total, the first update's `total - last` is the baseline.
+    let r = run(json!({"threadId": THREAD}), move |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(1150), "last": usage(150)}})).await;
+        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(1525), "last": usage(375)}})).await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let turn_totals: Vec<_> = r.of_type("usage").iter().map(|u| u["turn"]["total"].clone()).collect();
+    assert_eq!(turn_totals, vec![json!(150), json!(525)]);
+    assert_eq!(r.terminal["usage"]["total"], 525);
 }
 
 #[tokio::test]

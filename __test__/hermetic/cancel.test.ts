@@ -1,0 +1,197 @@
+// Abort: kill before the turn id exists, interrupt after it, nothing after completion.
+import { afterEach, describe, expect, it } from 'vitest'
+import type { HarnessEvent } from '../../index.js'
+import {
+  THREAD_ID,
+  TURN_ID,
+  assertOneTerminalLast,
+  cleanupFakes,
+  collect,
+  fakeTurn,
+  nativeOf,
+  types,
+  within,
+} from '../support/fake.js'
+import { eventually, isAlive } from '../support/procs.js'
+
+afterEach(cleanupFakes)
+
+const cancelled = (cancellation: 'interrupted' | 'killed', threadId: string | null, turnId: string | null) => ({
+  type: 'terminal',
+  status: 'cancelled',
+  cancellation,
+  threadId,
+  turnId,
+  finalMessage: null,
+  usage: null,
+  failure: null,
+})
+
+describe('abort before the turn id exists', () => {
+  it('kills at once and sends no turn/interrupt', async () => {
+    const { turn, log } = fakeTurn('slow-thread-start', { interruptGraceMs: 5000 })
+    let abortedAt = 0
+    const events = await within(
+      collect(turn, (e) => {
+        if (e.type === 'started') {
+          abortedAt = Date.now()
+          turn.abort()
+        }
+      }),
+      5000,
+      'events',
+    )
+    const took = Date.now() - abortedAt
+    expect(types(events)).toEqual(['started', 'terminal'])
+    expect(events[1]).toEqual(cancelled('killed', null, null))
+    expect(took).toBeLessThan(1500)
+    expect(log.methods()).toContain('thread/start')
+    expect(log.methods()).not.toContain('turn/start')
+    expect(log.methods()).not.toContain('turn/interrupt')
+    expect(await turn.outcome).toEqual(events[1])
+  })
+
+  it('abort() right after runTurn() cancels without starting a turn', async () => {
+    const { turn, log } = fakeTurn('minimal')
+    turn.abort()
+    const terminal = await within(turn.outcome, 5000, 'outcome')
+    expect(terminal).toEqual(cancelled('killed', null, null))
+    expect(log.methods()).not.toContain('turn/start')
+    expect(log.methods()).not.toContain('turn/interrupt')
+  })
+})
+
+describe('abort after turn/started', () => {
+  it('interrupts politely and ends as interrupted when the server honours it', async () => {
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 5000 })
+    let abortedAt = 0
+    const events = await within(
+      collect(turn, (e) => {
+        if (e.type === 'turnStarted') {
+          abortedAt = Date.now()
+          turn.abort()
+        }
+      }),
+      5000,
+      'events',
+    )
+    const took = Date.now() - abortedAt
+    expect(events.slice(1)).toEqual([
+      { type: 'threadStarted', threadId: THREAD_ID, resumed: false },
+      { type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID },
+      nativeOf(log.sentMethod('thread/status/changed')[0]),
+      cancelled('interrupted', THREAD_ID, TURN_ID),
+    ])
+    // Well inside the grace period: it ended on the server's turn/completed, not on a timer.
+    expect(took).toBeLessThan(2000)
+    const interrupts = log.requests('turn/interrupt')
+    expect(interrupts).toHaveLength(1)
+    expect(interrupts[0].params).toEqual({ threadId: THREAD_ID, turnId: TURN_ID })
+    expect(interrupts[0].id).toEqual(expect.any(Number))
+  })
+
+  it('kills after interruptGraceMs when the server ignores the interrupt', async () => {
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 300, fake: { FAKE_INTERRUPT: 'ignore' } })
+    let abortedAt = 0
+    const events = await within(
+      collect(turn, (e) => {
+        if (e.type === 'turnStarted') {
+          abortedAt = Date.now()
+          turn.abort()
+        }
+      }),
+      5000,
+      'events',
+    )
+    const took = Date.now() - abortedAt
+    expect(types(events)).toEqual(['started', 'threadStarted', 'turnStarted', 'terminal'])
+    expect(events[3]).toEqual(cancelled('killed', THREAD_ID, TURN_ID))
+    expect(took).toBeGreaterThanOrEqual(280)
+    expect(took).toBeLessThan(2500)
+    expect(log.requests('turn/interrupt')).toHaveLength(1)
+    const pid = log.start().pid
+    expect(await eventually(() => !isAlive(pid), 3000)).toBe(true)
+  })
+
+  it('abort() twice is harmless: one interrupt, one terminal', async () => {
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 5000 })
+    const events = await within(
+      collect(turn, (e) => {
+        if (e.type === 'turnStarted') {
+          turn.abort()
+          turn.abort()
+        }
+      }),
+      5000,
+      'events',
+    )
+    assertOneTerminalLast(events)
+    expect(events[events.length - 1]).toEqual(cancelled('interrupted', THREAD_ID, TURN_ID))
+    expect(log.requests('turn/interrupt')).toHaveLength(1)
+    expect(() => turn.abort()).not.toThrow()
+  })
+})
+
+describe('abort after completion', () => {
+  it('sends nothing and keeps the completed outcome', async () => {
+    const { turn, log } = fakeTurn('minimal')
+    const events = await within(
+      collect(turn, (e) => {
+        if (e.type === 'terminal') turn.abort()
+      }),
+      5000,
+      'events',
+    )
+    turn.abort()
+    assertOneTerminalLast(events)
+    const outcome = await turn.outcome
+    expect(outcome.status).toBe('completed')
+    expect(outcome.finalMessage).toBe('Hello world')
+    expect(outcome).not.toHaveProperty('cancellation', expect.anything())
+    // Give a stray interrupt time to arrive before looking.
+    await new Promise((r) => setTimeout(r, 150))
+    expect(log.methods()).toEqual(['initialize', 'initialized', 'thread/start', 'turn/start'])
+  })
+})
+
+describe('AbortSignal', () => {
+  it('signal.abort() during the turn interrupts like abort()', async () => {
+    const controller = new AbortController()
+    const { turn, log } = fakeTurn('hang', { signal: controller.signal, interruptGraceMs: 5000 })
+    const events = await within(
+      collect(turn, (e) => {
+        if (e.type === 'turnStarted') controller.abort()
+      }),
+      5000,
+      'events',
+    )
+    expect(events[events.length - 1]).toEqual(cancelled('interrupted', THREAD_ID, TURN_ID))
+    expect(log.requests('turn/interrupt')).toHaveLength(1)
+  })
+
+  it('an already-aborted signal cancels at once, before any turn', async () => {
+    const { turn, log } = fakeTurn('minimal', { signal: AbortSignal.abort() })
+    const events = await within(collect(turn), 5000, 'events')
+    const terminal = assertOneTerminalLast(events)
+    expect(terminal).toEqual(cancelled('killed', null, null))
+    expect(types(events)).not.toContain('turnStarted')
+    expect(log.methods()).not.toContain('turn/start')
+  })
+})
+
+describe('break out of for await', () => {
+  it('aborts the turn and ends the child', async () => {
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 5000 })
+    const seen: HarnessEvent[] = []
+    for await (const e of turn) {
+      seen.push(e)
+      if (e.type === 'turnStarted') break
+    }
+    expect(types(seen)).toEqual(['started', 'threadStarted', 'turnStarted'])
+    const terminal = await within(turn.outcome, 5000, 'outcome')
+    expect(terminal).toEqual(cancelled('interrupted', THREAD_ID, TURN_ID))
+    expect(log.requests('turn/interrupt')).toHaveLength(1)
+    const pid = log.start().pid
+    expect(await eventually(() => !isAlive(pid), 3000)).toBe(true)
+  })
+})
