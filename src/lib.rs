@@ -4,6 +4,7 @@
 //! nothing of Node; `binding` is the thin N-API layer over it.
 
 pub mod events;
+pub mod isolation;
 pub mod options;
 pub mod process;
 pub mod protocol;

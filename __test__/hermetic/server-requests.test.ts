@@ -89,11 +89,38 @@ describe('server requests', () => {
     expect(terminal.status).toBe('completed')
     expect(terminal.finalMessage).toBe('all answered')
 
+    // The isolation was confirmed before the turn: every configured server disabled by name.
+    expect(log.request('config/read').params.cwd).toBeTypeOf('string')
+    expect(log.request('thread/start').params.config).toEqual({
+      mcp_servers: { ambient_srv: { enabled: false }, 'proj.srv': { enabled: false } },
+    })
+
     // Read-only all the way: neither the thread nor the turn is given a writable sandbox.
     expect(log.request('thread/start').params.sandbox).toBe('read-only')
     const turnStart = log.request('turn/start').params
     expect(turnStart.approvalPolicy).toBe('never')
     expect(turnStart.sandboxPolicy?.type).not.toBe('dangerFullAccess')
     expect(turnStart.sandboxPolicy?.type).not.toBe('workspaceWrite')
+  })
+
+  it.each(['serverConnected', 'hooksOn', 'writableSandbox'])(
+    'fails closed without starting the turn when the server reports %s',
+    async (report) => {
+      const { events, terminal, log } = await fakeRun('server-requests', { access: 'readOnly', fake: { FAKE_ISOLATION: report } })
+      expect(terminal.status).toBe('failed')
+      expect(terminal.failure).toMatchObject({ code: 'ISOLATION_NOT_CONFIRMED' })
+      expect((terminal.failure?.detail as { report: unknown }).report).toBeTruthy()
+      expect(log.requests('turn/start')).toHaveLength(0)
+      expect(events.filter((e) => e.type === 'turnStarted')).toHaveLength(0)
+    },
+  )
+
+  it('starts the child with every feature of the isolation list switched off', async () => {
+    const { log } = await fakeRun('minimal', { access: 'readOnly' })
+    const argv = log.starts()[0].argv.join(' ')
+    for (const feature of ['plugins', 'apps', 'hooks', 'memories', 'multi_agent', 'browser_use', 'computer_use']) {
+      expect(argv).toContain(`features.${feature}=false`)
+    }
+    expect(argv).toContain('web_search="disabled"')
   })
 })

@@ -9,6 +9,7 @@ pub mod state;
 use crate::events::{
     Cancellation, DiagnosticSource, Failure, FailureSource, HarnessEvent, Status, Terminal,
 };
+use crate::isolation;
 use crate::options::{Access, TurnOptions};
 use crate::process::{self, ExitInfo, LaunchSpec, ServerProcess, SpawnError};
 use crate::protocol::{
@@ -142,6 +143,19 @@ where
         if let Some(model) = &opts.model {
             thread_params["model"] = json!(model);
         }
+        let read_only = opts.access == Access::ReadOnly;
+        let requested: Vec<String> = opts.mcp.as_ref().map(|p| p.servers.keys().cloned().collect()).unwrap_or_default();
+        if read_only {
+            // Codex merges configuration layers, so an empty table cannot clear the user's
+            // servers: each configured one (project layers included) is disabled by name.
+            let config = self
+                .request("config/read", json!({"cwd": opts.cwd}))
+                .await
+                .map_err(isolation_doubt)?;
+            let config: Value = parse_result("config/read", &config).map_err(isolation_doubt)?;
+            let configured = isolation::configured_servers(&config).map_err(Ending::Failed)?;
+            thread_params["config"] = isolation::thread_config(&configured, &requested);
+        }
         let (thread_method, resumed) = match &opts.thread_id {
             Some(id) => {
                 thread_params["threadId"] = json!(id);
@@ -150,11 +164,19 @@ where
             None => (method::THREAD_START, false),
         };
         let thread = self.request(thread_method, thread_params).await?;
+        if read_only {
+            let report: Value = parse_result(thread_method, &thread)?;
+            isolation::check_thread(&report).map_err(Ending::Failed)?;
+        }
         let thread: ThreadResult = parse_result(thread_method, &thread)?;
         self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread.thread.id.clone(), resumed });
         let mut out = std::mem::take(&mut self.scratch);
         self.state.set_thread(thread.thread.id.clone(), &mut out);
         self.emit(out);
+
+        if read_only {
+            self.confirm_isolation(&thread.thread.id, &requested).await.map_err(isolation_doubt)?;
+        }
 
         let mut turn_params = json!({
             "threadId": thread.thread.id,
@@ -187,6 +209,35 @@ where
         // failure), however long it takes.
         self.pump(None).await?;
         unreachable!("pump without an awaited response only returns an ending")
+    }
+
+    /// Asks the server, for this thread, whether the isolation holds. The turn starts only
+    /// after it confirms.
+    async fn confirm_isolation(&mut self, thread_id: &str, requested: &[String]) -> Result<(), Ending> {
+        let features = self.list_all("experimentalFeature/list", json!({"threadId": thread_id})).await?;
+        isolation::check_features(&features).map_err(Ending::Failed)?;
+        let servers = self
+            .list_all("mcpServerStatus/list", json!({"threadId": thread_id, "detail": "toolsAndAuthOnly"}))
+            .await?;
+        isolation::check_servers(&servers, requested).map_err(Ending::Failed)
+    }
+
+    /// Every entry of a paginated list.
+    async fn list_all(&mut self, method: &'static str, params: Value) -> Result<Vec<Value>, Ending> {
+        const MAX_PAGES: usize = 100;
+        let mut entries = Vec::new();
+        let mut params = params;
+        for _ in 0..MAX_PAGES {
+            let result = self.request(method, params.clone()).await?;
+            let result: Value = parse_result(method, &result)?;
+            let (data, next) = isolation::page(&result, method).map_err(Ending::Failed)?;
+            entries.extend(data);
+            match next {
+                Some(cursor) => params["cursor"] = json!(cursor),
+                None => return Ok(entries),
+            }
+        }
+        Err(Ending::Failed(isolation::not_confirmed(format!("{method} did not end after {MAX_PAGES} pages"), Value::Null)))
     }
 
     fn emit(&mut self, mut events: Vec<HarnessEvent>) {
@@ -433,6 +484,21 @@ where
     }
 }
 
+/// In a read-only turn, an error or an unexpected answer while checking the isolation means
+/// it is not confirmed: the turn is never started.
+fn isolation_doubt(ending: Ending) -> Ending {
+    match ending {
+        Ending::Failed(failure) if failure.source == FailureSource::Jsonrpc && failure.code != "ISOLATION_NOT_CONFIRMED" => {
+            let report = json!({"code": failure.code, "message": failure.message, "detail": failure.detail});
+            Ending::Failed(isolation::not_confirmed(
+                format!("the isolation could not be confirmed: {}", failure.message),
+                report,
+            ))
+        }
+        other => other,
+    }
+}
+
 async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -528,9 +594,13 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
             }
         },
     };
+    let mut args: Vec<std::ffi::OsString> = vec!["app-server".into()];
+    if options.access == Access::ReadOnly {
+        args.extend(crate::isolation::feature_args());
+    }
     let spec = LaunchSpec {
         program: program.clone(),
-        args: vec!["app-server".into()],
+        args,
         cwd: options.cwd.clone().into(),
         env: options.env.clone(),
     };

@@ -107,8 +107,24 @@ impl Peer {
             .await;
         let initialized = self.expect("initialized").await;
         assert!(initialized.get("id").is_none());
-        let thread = self.recv().await;
-        self.respond(&thread, json!({"thread": {"id": THREAD}})).await;
+        let mut thread = self.recv().await;
+        if thread["method"] == "config/read" {
+            self.respond(&thread, json!({"config": {"mcp_servers": {"ambient": {"command": "x"}}}, "origins": {}})).await;
+            thread = self.recv().await;
+        }
+        let read_only = thread["params"]["sandbox"] == "read-only";
+        self.respond(
+            &thread,
+            json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}),
+        )
+        .await;
+        if thread["params"].get("config").is_some() && read_only {
+            let features = self.expect("experimentalFeature/list").await;
+            self.respond(&features, json!({"data": [{"name": "hooks", "enabled": false}], "nextCursor": null})).await;
+            let servers = self.expect("mcpServerStatus/list").await;
+            self.respond(&servers, json!({"data": [{"name": "ambient", "runtimeStatus": "disabled"}], "nextCursor": null}))
+                .await;
+        }
         thread
     }
 
@@ -661,4 +677,84 @@ async fn a_full_queue_pauses_reading_but_abort_still_works() {
         assert_eq!(d["delta"], i.to_string());
     }
     assert!(deltas.len() >= crate::stream::MAX_QUEUED_EVENTS - 10);
+}
+
+#[tokio::test]
+async fn read_only_turn_confirms_isolation_before_starting() {
+    let r = run(json!({"access": "readOnly"}), |mut p| async move {
+        let init = p.expect("initialize").await;
+        p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
+        p.expect("initialized").await;
+        let config = p.expect("config/read").await;
+        assert_eq!(config["params"]["cwd"], "/work");
+        p.respond(&config, json!({"config": {"mcp_servers": {"ambient": {}, "proj.srv": {}}}})).await;
+        let thread = p.expect("thread/start").await;
+        assert_eq!(
+            thread["params"]["config"],
+            json!({"mcp_servers": {"ambient": {"enabled": false}, "proj.srv": {"enabled": false}}})
+        );
+        assert_eq!(thread["params"]["sandbox"], "read-only");
+        p.respond(&thread, json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}))
+            .await;
+        // Two pages of features, then the servers.
+        let features = p.expect("experimentalFeature/list").await;
+        assert_eq!(features["params"]["threadId"], THREAD);
+        p.respond(&features, json!({"data": [{"name": "plugins", "enabled": false}], "nextCursor": "1"})).await;
+        let features = p.expect("experimentalFeature/list").await;
+        assert_eq!(features["params"]["cursor"], "1");
+        p.respond(&features, json!({"data": [{"name": "shell_tool", "enabled": true}], "nextCursor": null})).await;
+        let servers = p.expect("mcpServerStatus/list").await;
+        p.respond(&servers, json!({"data": [{"name": "ambient", "runtimeStatus": "disabled"},
+                                              {"name": "proj.srv", "runtimeStatus": "disabled"}]})).await;
+        let turn = p.start_turn().await;
+        assert_eq!(turn["params"]["sandboxPolicy"], json!({"type": "readOnly"}));
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed");
+}
+
+#[tokio::test]
+async fn read_only_turn_fails_closed_on_any_doubt() {
+    // (what the server reports, which step) → the turn must never start.
+    let cases: Vec<(&str, Value)> = vec![
+        ("thread", json!({"thread": {"id": THREAD}, "sandbox": {"type": "dangerFullAccess"}, "approvalPolicy": "never"})),
+        ("features", json!({"data": [{"name": "hooks", "enabled": true}]})),
+        ("features-error", json!(null)),
+        ("servers", json!({"data": [{"name": "ambient", "runtimeStatus": "connected"}]})),
+        ("servers-shape", json!({"items": []})),
+    ];
+    for (step, report) in cases {
+        let r = run(json!({"access": "readOnly"}), move |mut p| async move {
+            let init = p.expect("initialize").await;
+            p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
+            p.expect("initialized").await;
+            let config = p.expect("config/read").await;
+            p.respond(&config, json!({"config": {"mcp_servers": {"ambient": {}}}})).await;
+            let thread = p.expect("thread/start").await;
+            if step == "thread" {
+                p.respond(&thread, report).await;
+                return p.until_stdin_closed().await;
+            }
+            p.respond(&thread, json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}))
+                .await;
+            let features = p.expect("experimentalFeature/list").await;
+            match step {
+                "features" => p.respond(&features, report).await,
+                "features-error" => p.send(json!({"id": features["id"], "error": {"code": -32600, "message": "nope"}})).await,
+                _ => {
+                    p.respond(&features, json!({"data": []})).await;
+                    let servers = p.expect("mcpServerStatus/list").await;
+                    p.respond(&servers, report).await;
+                }
+            }
+            p.until_stdin_closed().await;
+        })
+        .await;
+        assert_eq!(r.terminal["status"], "failed", "{step}");
+        assert_eq!(r.terminal["failure"]["code"], "ISOLATION_NOT_CONFIRMED", "{step}");
+        assert!(r.terminal["failure"]["detail"]["report"] != Value::Null, "{step}");
+        assert!(r.sent("turn/start").is_empty(), "{step}: turn/start must not be sent");
+    }
 }

@@ -1,0 +1,220 @@
+// Shared driver for the real-binary suites: one `runTurn` against the pinned `codex app-server`
+// talking to the loopback mock Responses API, with the invariants every scenario must keep
+// checked after the terminal event:
+//   - exactly one terminal, last, equal to `outcome`;
+//   - the `started` event (pid = process group id, codexVersion 0.171.0, the pinned path);
+//   - no live process left in the child's process group, nor anywhere else carrying this
+//     run's environment marker (commands Codex runs get their own sessions);
+//   - config.toml byte-identical (no trust entry written for the git cwd);
+//   - every model request carried `originator: rennet`.
+import { randomUUID } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { expect } from 'vitest'
+
+import { runTurn } from '../../index.js'
+import type { HarnessEvent, RunTurnOptions, TerminalEvent, Turn } from '../../index.js'
+import { createCodexHome, createGitCwd, PINNED_CODEX_VERSION } from '../support/codex-home.mjs'
+import type { CodexHome, GitCwd } from '../support/codex-home.mjs'
+import { start } from '../support/mock-responses.mjs'
+import type { MockServer, ScriptedResponse } from '../support/mock-responses.mjs'
+import { allProcesses, eventually, liveInGroup } from '../support/procs.js'
+
+export type StartedEvent = Extract<HarnessEvent, { type: 'started' }>
+type EventOf<T extends HarnessEvent['type']> = Extract<HarnessEvent, { type: T }>
+
+export interface RealTurnContext {
+  turn: Turn
+  events: HarnessEvent[]
+  mock: MockServer
+  home: CodexHome
+  cwd: GitCwd
+  /** Calls turn.abort() and records when. */
+  abort(): void
+}
+
+export interface RealTurnOptions {
+  scenario: ScriptedResponse[]
+  prompt?: string
+  outputSchema?: object
+  interruptGraceMs?: number
+  requestTimeoutMs?: number
+  signal?: AbortSignal
+  /** Extra runTurn options (merged last). */
+  extra?: Partial<RunTurnOptions>
+  /** Runs synchronously right after runTurn() returned, before iterating. */
+  afterRunTurn?: (ctx: RealTurnContext) => void
+  /** Runs for every event; return 'break' to break out of the for-await loop. */
+  onEvent?: (ev: HarnessEvent, ctx: RealTurnContext) => void | 'break'
+  /** Before cleanup, with the mock and temp dirs still in place. */
+  inspect?: (result: RealTurnResult) => void | Promise<void>
+  /** Ceiling for the whole turn before the harness aborts it (the test then fails). */
+  watchdogMs?: number
+}
+
+export interface RealTurnResult {
+  events: HarnessEvent[]
+  terminal: TerminalEvent
+  started: StartedEvent | undefined
+  /** Process group of the child, read from /proc when `started` was seen (null if already gone). */
+  startedPgrp: number | null
+  mock: MockServer
+  home: CodexHome
+  cwd: GitCwd
+  brokeOut: boolean
+  abortedAt: number | null
+  terminalAt: number
+  of<T extends HarnessEvent['type']>(type: T): EventOf<T>[]
+}
+
+const MARK_VAR = 'RENNET_REAL_RUN'
+
+/** Live processes whose initial environment carries `RENNET_REAL_RUN=<mark>`. */
+export function liveWithMarker(mark: string): number[] {
+  const needle = `${MARK_VAR}=${mark}`
+  const out: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let environ: string
+    try {
+      environ = readFileSync(`/proc/${name}/environ`, 'latin1')
+    } catch {
+      continue
+    }
+    if (!environ.split('\0').includes(needle)) continue
+    const stat = allProcesses().find((p) => p.pid === Number(name))
+    if (stat && stat.state !== 'Z') out.push(stat.pid)
+  }
+  return out
+}
+
+function describeProcs(pids: number[]): string {
+  return pids
+    .map((pid) => {
+      try {
+        return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`
+      } catch {
+        return `${pid}: ?`
+      }
+    })
+    .join('\n')
+}
+
+export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnResult> {
+  const mock = await start(options.scenario)
+  const home = createCodexHome({ baseUrl: mock.url })
+  const cwd = createGitCwd()
+  const mark = randomUUID()
+  const events: HarnessEvent[] = []
+  let abortedAt: number | null = null
+  let brokeOut = false
+  let started: StartedEvent | undefined
+  let startedPgrp: number | null = null
+  let watchdogFired = false
+  try {
+    const turn = runTurn({
+      prompt: options.prompt ?? 'Say hello.',
+      cwd: cwd.path,
+      codexPath: home.codexPath,
+      env: { ...home.env, [MARK_VAR]: mark },
+      ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
+      ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
+      requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...options.extra,
+    })
+    const ctx: RealTurnContext = {
+      turn,
+      events,
+      mock,
+      home,
+      cwd,
+      abort() {
+        abortedAt ??= Date.now()
+        turn.abort()
+      },
+    }
+    const watchdog = setTimeout(() => {
+      watchdogFired = true
+      turn.abort()
+    }, options.watchdogMs ?? 20_000)
+    let terminalAt = 0
+    try {
+      options.afterRunTurn?.(ctx)
+      for await (const ev of turn) {
+        events.push(ev)
+        if (ev.type === 'terminal') terminalAt = Date.now()
+        if (ev.type === 'started' && !started) {
+          started = ev
+          startedPgrp = allProcesses().find((p) => p.pid === ev.pid)?.pgrp ?? null
+        }
+        if (options.onEvent?.(ev, ctx) === 'break') {
+          brokeOut = true
+          break
+        }
+      }
+    } finally {
+      clearTimeout(watchdog)
+    }
+    const outcome = await turn.outcome
+    if (!terminalAt) terminalAt = Date.now()
+    expect(watchdogFired, 'the turn did not reach a terminal event in time (harness watchdog aborted it)').toBe(false)
+
+    // Exactly one terminal, last, and the same as `outcome`.
+    const terminals = events.filter((e) => e.type === 'terminal')
+    if (brokeOut) {
+      expect(terminals.length).toBeLessThanOrEqual(1)
+    } else {
+      expect(terminals, 'exactly one terminal event').toHaveLength(1)
+      expect(events.at(-1)?.type, 'terminal is the last event').toBe('terminal')
+      expect(outcome).toEqual(terminals[0])
+    }
+    expect(outcome.type).toBe('terminal')
+
+    // The started event.
+    if (started) {
+      expect(started.pid).toBeGreaterThan(0)
+      expect(started.codexVersion).toBe(PINNED_CODEX_VERSION)
+      expect(started.codexPath).toBe(home.codexPath)
+      expect(started.userAgent.startsWith(`rennet/${PINNED_CODEX_VERSION} `), started.userAgent).toBe(true)
+      if (startedPgrp !== null) expect(startedPgrp, 'started.pid leads its own process group').toBe(started.pid)
+      const threadIdx = events.findIndex((e) => e.type === 'threadStarted')
+      if (threadIdx >= 0) expect(events.indexOf(started)).toBeLessThan(threadIdx)
+      const pid = started.pid
+      const groupGone = await eventually(() => liveInGroup(pid).length === 0, 5000)
+      expect(groupGone, `processes left in group ${pid}:\n${describeProcs(liveInGroup(pid))}`).toBe(true)
+    }
+    const markGone = await eventually(() => liveWithMarker(mark).length === 0, 5000)
+    expect(markGone, `processes left from this run:\n${describeProcs(liveWithMarker(mark))}`).toBe(true)
+
+    // config.toml untouched (a trust entry would change it).
+    expect(home.configHash(), `config.toml changed:\n${home.readConfig()}`).toBe(home.initialHash)
+
+    // Every model request identified itself as rennet.
+    for (const req of mock.requests) expect(req.headers.originator, `originator of request #${req.index + 1}`).toBe('rennet')
+
+    const result: RealTurnResult = {
+      events,
+      terminal: outcome,
+      started,
+      startedPgrp,
+      mock,
+      home,
+      cwd,
+      brokeOut,
+      abortedAt,
+      terminalAt,
+      of: <T extends HarnessEvent['type']>(type: T) => events.filter((e): e is EventOf<T> => e.type === type),
+    }
+    await options.inspect?.(result)
+    return result
+  } finally {
+    await mock.close()
+    home.cleanup()
+    cwd.cleanup()
+  }
+}
+
+/** Turn-level usage object as the contract names it. */
+export function usageOf(u: { input?: number; cacheRead?: number; output?: number; reasoning?: number; total: number }) {
+  return { input: u.input ?? 0, cacheRead: u.cacheRead ?? 0, output: u.output ?? 0, reasoning: u.reasoning ?? 0, total: u.total }
+}

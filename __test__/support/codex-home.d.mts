@@ -1,0 +1,41 @@
+// Types for codex-home.mjs.
+
+export const PINNED_CODEX_VERSION: string
+
+/** Absolute path of the pinned native `codex` binary from `@openai/codex`'s platform package. */
+export function codexBinaryPath(): string
+
+export function renderConfigToml(options: { baseUrl: string; model?: string; extra?: string }): string
+
+/** sha256 (hex) of a file's bytes, or null when it does not exist. */
+export function hashFile(path: string): string | null
+
+export interface CodexHome {
+  root: string
+  home: string
+  codexHome: string
+  configPath: string
+  configText: string
+  /** Pass to runTurn's `env` (merged over the inherited environment). */
+  env: Record<string, string>
+  /** The pinned native binary. */
+  codexPath: string
+  initialHash: string | null
+  configHash(): string | null
+  readConfig(): string
+  cleanup(): void
+}
+
+export function createCodexHome(options: {
+  baseUrl: string
+  model?: string
+  extraConfig?: string
+  prefix?: string
+}): CodexHome
+
+export interface GitCwd {
+  path: string
+  cleanup(): void
+}
+
+export function createGitCwd(options?: { prefix?: string; files?: Record<string, string> }): GitCwd

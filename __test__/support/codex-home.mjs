@@ -1,0 +1,163 @@
+// Per-test Codex environment for real-binary runs: a fresh temporary HOME and CODEX_HOME whose
+// config.toml selects the loopback mock provider, the env to hand to runTurn, the pinned native
+// binary, a git-initialised temporary cwd, and a config.toml fingerprint to prove a turn did
+// not write to the user's configuration (no `[projects."<cwd>"] trust_level` entry).
+//
+// Plain ESM JavaScript so that scripts/demo.mjs (plain node) and the vitest suites share one
+// copy. Types: codex-home.d.mts.
+
+import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+
+const require = createRequire(import.meta.url)
+
+const TARGETS = {
+  'linux-x64': { pkg: '@openai/codex-linux-x64', triple: 'x86_64-unknown-linux-musl' },
+  'linux-arm64': { pkg: '@openai/codex-linux-arm64', triple: 'aarch64-unknown-linux-musl' },
+  'darwin-x64': { pkg: '@openai/codex-darwin-x64', triple: 'x86_64-apple-darwin' },
+  'darwin-arm64': { pkg: '@openai/codex-darwin-arm64', triple: 'aarch64-apple-darwin' },
+  'win32-x64': { pkg: '@openai/codex-win32-x64', triple: 'x86_64-pc-windows-msvc' },
+  'win32-arm64': { pkg: '@openai/codex-win32-arm64', triple: 'aarch64-pc-windows-msvc' },
+}
+
+/** The codex-cli version of the pinned devDependency. */
+export const PINNED_CODEX_VERSION = '0.171.0'
+
+/**
+ * Absolute path of the pinned native `codex` binary: resolve `@openai/codex`, then its
+ * platform package from that package's own directory (pnpm keeps it there, not at the top
+ * level), then `vendor/<triple>/bin/codex`.
+ */
+export function codexBinaryPath() {
+  const key = `${process.platform}-${process.arch}`
+  const target = TARGETS[key]
+  if (!target) throw new Error(`no pinned Codex binary for ${key}`)
+  const launcherPkg = require.resolve('@openai/codex/package.json')
+  const launcherDir = dirname(realpathSync(launcherPkg))
+  let platformPkg
+  try {
+    platformPkg = require.resolve(`${target.pkg}/package.json`, { paths: [launcherDir] })
+  } catch (err) {
+    throw new Error(`cannot resolve ${target.pkg} from ${launcherDir}: ${err instanceof Error ? err.message : err}`)
+  }
+  const exe = process.platform === 'win32' ? 'codex.exe' : 'codex'
+  const binary = join(dirname(realpathSync(platformPkg)), 'vendor', target.triple, 'bin', exe)
+  if (!existsSync(binary)) throw new Error(`pinned Codex binary missing at ${binary}`)
+  return binary
+}
+
+/** The config.toml that selects the loopback mock provider (reference §13.1). */
+export function renderConfigToml({ baseUrl, model = 'mock-model', extra = '' }) {
+  return [
+    `model = ${JSON.stringify(model)}`,
+    'model_provider = "mock"',
+    '',
+    '[model_providers.mock]',
+    'name = "mock"',
+    `base_url = ${JSON.stringify(baseUrl)}`,
+    'wire_api = "responses"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+    '[features]',
+    'plugins = false',
+    'unbounded_connection_retries = false',
+    '',
+    extra,
+  ].join('\n')
+}
+
+/** sha256 of a file's bytes, or null when it does not exist. */
+export function hashFile(path) {
+  try {
+    return createHash('sha256').update(readFileSync(path)).digest('hex')
+  } catch {
+    return null
+  }
+}
+
+function tempDir(prefix) {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+}
+
+/**
+ * A fresh HOME and CODEX_HOME (both temporary) with config.toml pointing at `baseUrl`.
+ * `env` is what to pass to runTurn: it is merged over the inherited environment, so it
+ * also blanks variables that would make the child reach outside (API keys, BASH_ENV) and
+ * keeps loopback off any proxy.
+ */
+export function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-codex-' }) {
+  const root = tempDir(prefix)
+  const home = join(root, 'home')
+  const codexHome = join(root, 'codex-home')
+  mkdirSync(home, { recursive: true })
+  mkdirSync(codexHome, { recursive: true })
+  const configPath = join(codexHome, 'config.toml')
+  const configText = renderConfigToml({ baseUrl, model, extra: extraConfig })
+  writeFileSync(configPath, configText)
+  const env = {
+    HOME: home,
+    CODEX_HOME: codexHome,
+    OPENAI_API_KEY: '',
+    CODEX_API_KEY: '',
+    OPENAI_BASE_URL: '',
+    BASH_ENV: '',
+    ENV: '',
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
+    NO_PROXY: '127.0.0.1,localhost',
+    no_proxy: '127.0.0.1,localhost',
+    // Deterministic git inside the child (commands the scripted model runs).
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+  }
+  const initialHash = hashFile(configPath)
+  return {
+    root,
+    home,
+    codexHome,
+    configPath,
+    configText,
+    env,
+    codexPath: codexBinaryPath(),
+    /** sha256 of config.toml as written. */
+    initialHash,
+    /** sha256 of config.toml now. */
+    configHash: () => hashFile(configPath),
+    /** config.toml as it is now (for failure messages). */
+    readConfig: () => readFileSync(configPath, 'utf8'),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  }
+}
+
+/**
+ * A temporary directory initialised as a git repository (so the trust-write hazard of a
+ * writable thread sandbox is real), with one committed file.
+ */
+export function createGitCwd({ prefix = 'rennet-cwd-', files = { 'README.md': 'scratch repo for a Codex turn\n' } } = {}) {
+  const path = tempDir(prefix)
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(path, name)), { recursive: true })
+    writeFileSync(join(path, name), text)
+  }
+  const gitEnv = {
+    ...process.env,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_AUTHOR_NAME: 'rennet',
+    GIT_AUTHOR_EMAIL: 'rennet@example.invalid',
+    GIT_COMMITTER_NAME: 'rennet',
+    GIT_COMMITTER_EMAIL: 'rennet@example.invalid',
+  }
+  const git = (...args) => execFileSync('git', args, { cwd: path, env: gitEnv, stdio: 'ignore' })
+  git('init', '-q')
+  git('add', '-A')
+  git('commit', '-q', '-m', 'init', '--allow-empty')
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
+}

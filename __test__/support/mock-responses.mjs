@@ -1,0 +1,347 @@
+// A loopback mock of the OpenAI Responses API for driving the real `codex app-server`.
+//
+// Plain ESM JavaScript so that both the vitest suites (TypeScript) and `scripts/demo.mjs`
+// (plain node, no loader) import the same copy. Types: mock-responses.d.mts.
+//
+// A scenario is a list of scripted responses, one per `POST /v1/responses`, in order:
+//   - an array of SSE event objects          → 200 text/event-stream, each sent as `data: <json>\n\n`, then end
+//   - sse(events, { delayMs })               → same, with a pause before each event
+//   - httpError(status, body)                → plain HTTP error with a JSON body (no SSE)
+//   - hang(events)                           → sends the events, then keeps the stream open until
+//                                              the client disconnects or the server closes
+//   - closeEarly(events)                     → sends the events, then ends the body (no response.completed)
+//   - (req) => response                      → computed from the recorded request
+// A request beyond the script gets HTTP 400 with a message naming the request index, so that an
+// unexpected extra model call surfaces verbatim as the turn's failure message.
+//
+// Wire facts are from codex-cli 0.171.0 (reference/app-server-protocol.md §13).
+
+import { createServer } from 'node:http'
+
+/** @typedef {Record<string, unknown>} SseEvent */
+
+const KIND = Symbol('mockResponseKind')
+
+/** SSE body that ends normally after the events. */
+export function sse(events, { delayMs = 0 } = {}) {
+  return { [KIND]: 'sse', events, delayMs, end: 'end' }
+}
+
+/** SSE body that stays open after the events (until the client goes away or close()). */
+export function hang(events = [], { delayMs = 0 } = {}) {
+  return { [KIND]: 'sse', events, delayMs, end: 'hang' }
+}
+
+/** SSE body that ends after the events without `response.completed`. */
+export function closeEarly(events = [], { delayMs = 0, destroy = false } = {}) {
+  return { [KIND]: 'sse', events, delayMs, end: destroy ? 'destroy' : 'end' }
+}
+
+/** Plain HTTP error status with a JSON body. */
+export function httpError(status, body = { error: { message: `mock status ${status}`, type: 'server_error', code: null } }) {
+  return { [KIND]: 'http', status, body }
+}
+
+function normalise(response) {
+  if (Array.isArray(response)) return sse(response)
+  if (response && typeof response === 'object' && response[KIND]) return response
+  if (response && typeof response === 'object' && typeof response.status === 'number') {
+    return httpError(response.status, response.body)
+  }
+  throw new TypeError(`mock-responses: not a scripted response: ${JSON.stringify(response)}`)
+}
+
+/**
+ * Starts the mock on 127.0.0.1 with an ephemeral port.
+ * @param {Array<unknown>} scenario
+ * @param {{ log?: (line: string) => void }} [options]
+ */
+export async function start(scenario = [], options = {}) {
+  const script = [...scenario]
+  /** Every `POST …/responses`, in arrival order. */
+  const requests = []
+  /** Every HTTP request of any path (for "nothing else was called" checks). */
+  const allRequests = []
+  const openResponses = new Set()
+  const sockets = new Set()
+  const log = options.log ?? (() => {})
+
+  const server = createServer((req, res) => {
+    const chunks = []
+    req.on('data', (c) => chunks.push(c))
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8')
+      let body = null
+      try {
+        body = rawBody ? JSON.parse(rawBody) : null
+      } catch {
+        body = null
+      }
+      const record = {
+        index: -1,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: { ...req.headers },
+        body,
+        rawBody,
+        receivedAt: Date.now(),
+        /** Set when the client went away before the mock finished the response. */
+        clientClosed: false,
+        /** Set when the mock finished writing the body (not for hangs). */
+        finished: false,
+      }
+      allRequests.push(record)
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+      if (req.method !== 'POST' || !url.pathname.endsWith('/responses')) {
+        log(`mock: ${req.method} ${req.url} → 404`)
+        res.writeHead(404, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ error: { message: `mock: no route ${req.method} ${url.pathname}` } }))
+        return
+      }
+      record.index = requests.length
+      requests.push(record)
+      let scripted = script[record.index]
+      if (typeof scripted === 'function') scripted = scripted(record)
+      if (scripted === undefined) {
+        const message = `mock: no scripted response for model request #${record.index + 1}`
+        log(message)
+        res.writeHead(400, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ error: { message, type: 'invalid_request_error', code: null } }))
+        record.finished = true
+        return
+      }
+      respond(normalise(scripted), record, req, res)
+    })
+  })
+
+  function respond(response, record, req, res) {
+    if (response[KIND] === 'http') {
+      log(`mock: request #${record.index + 1} → HTTP ${response.status}`)
+      res.writeHead(response.status, { 'content-type': 'application/json' })
+      res.end(typeof response.body === 'string' ? response.body : JSON.stringify(response.body))
+      record.finished = true
+      return
+    }
+    log(`mock: request #${record.index + 1} → SSE (${response.events.length} events, ${response.end})`)
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    })
+    res.flushHeaders()
+    openResponses.add(res)
+    res.on('close', () => {
+      openResponses.delete(res)
+      if (!record.finished) record.clientClosed = true
+    })
+    const events = [...response.events]
+    const next = () => {
+      if (res.destroyed) return
+      const ev = events.shift()
+      if (ev !== undefined) {
+        res.write(`data: ${JSON.stringify(ev)}\n\n`)
+        if (response.delayMs > 0) setTimeout(next, response.delayMs)
+        else next()
+        return
+      }
+      if (response.end === 'hang') return
+      record.finished = true
+      if (response.end === 'destroy') res.destroy()
+      else res.end()
+    }
+    if (response.delayMs > 0) setTimeout(next, response.delayMs)
+    else next()
+  }
+
+  server.on('connection', (socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+
+  await new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject)
+      resolve(undefined)
+    })
+  })
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  const url = `http://127.0.0.1:${port}/v1`
+
+  let closed = false
+  async function close() {
+    if (closed) return
+    closed = true
+    for (const res of openResponses) res.destroy()
+    for (const socket of sockets) socket.destroy()
+    await new Promise((resolve) => server.close(() => resolve(undefined)))
+  }
+
+  /** Appends responses to the script (for interactive use, e.g. the demo). */
+  function push(...responses) {
+    script.push(...responses)
+  }
+
+  return { url, port, requests, allRequests, close, push }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builders for common payloads (§13.3). Each `…Item` returns the events of one output item;
+// `response()` wraps items into a full response (created … completed with usage).
+
+/** SSE `usage` object. `total` defaults to input + output. */
+export function usage({ input = 0, cached = 0, output = 0, reasoning = 0, total } = {}) {
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: cached },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: reasoning },
+    total_tokens: total ?? input + output,
+  }
+}
+
+export function created(id) {
+  return { type: 'response.created', response: { id } }
+}
+
+export function completed(id, usageObject) {
+  const response = { id }
+  if (usageObject) response.usage = usageObject
+  return { type: 'response.completed', response }
+}
+
+/**
+ * A reasoning item. `summary` is a list of parts, each a string or a list of deltas;
+ * `raw` is a list of raw reasoning texts (each a string or a list of deltas), one per content index.
+ */
+export function reasoningItem({ id = 'rs_1', outputIndex = 0, summary = [], raw = [] } = {}) {
+  const parts = summary.map((p) => (Array.isArray(p) ? p : [p]))
+  const raws = raw.map((p) => (Array.isArray(p) ? p : [p]))
+  const events = [
+    { type: 'response.output_item.added', output_index: outputIndex, item: { type: 'reasoning', id, summary: [] } },
+  ]
+  parts.forEach((deltas, summaryIndex) => {
+    events.push({
+      type: 'response.reasoning_summary_part.added',
+      item_id: id,
+      output_index: outputIndex,
+      summary_index: summaryIndex,
+      part: { type: 'summary_text', text: '' },
+    })
+    for (const delta of deltas) {
+      events.push({
+        type: 'response.reasoning_summary_text.delta',
+        item_id: id,
+        output_index: outputIndex,
+        summary_index: summaryIndex,
+        delta,
+      })
+    }
+  })
+  raws.forEach((deltas, contentIndex) => {
+    for (const delta of deltas) {
+      events.push({
+        type: 'response.reasoning_text.delta',
+        item_id: id,
+        output_index: outputIndex,
+        content_index: contentIndex,
+        delta,
+      })
+    }
+  })
+  events.push({
+    type: 'response.output_item.done',
+    output_index: outputIndex,
+    item: {
+      type: 'reasoning',
+      id,
+      summary: parts.map((d) => ({ type: 'summary_text', text: d.join('') })),
+      content: raws.map((d) => ({ type: 'reasoning_text', text: d.join('') })),
+      encrypted_content: null,
+    },
+  })
+  return events
+}
+
+/** An assistant message streamed as `deltas` (a string is one delta). */
+export function messageItem({ id = 'msg_1', outputIndex = 0, deltas = [] } = {}) {
+  const list = typeof deltas === 'string' ? [deltas] : deltas
+  const events = [
+    {
+      type: 'response.output_item.added',
+      output_index: outputIndex,
+      item: { type: 'message', role: 'assistant', id, content: [] },
+    },
+  ]
+  for (const delta of list) {
+    events.push({ type: 'response.output_text.delta', item_id: id, output_index: outputIndex, content_index: 0, delta })
+  }
+  events.push({
+    type: 'response.output_item.done',
+    output_index: outputIndex,
+    item: { type: 'message', role: 'assistant', id, content: [{ type: 'output_text', text: list.join('') }] },
+  })
+  return events
+}
+
+/** A function call of Codex's shell tool `exec_command`. */
+export function execCommandItem({ cmd, callId = 'call_1', outputIndex = 0, yieldTimeMs = 3000, args = {} } = {}) {
+  const argumentsText = JSON.stringify({ cmd, yield_time_ms: yieldTimeMs, ...args })
+  const id = `fc_${callId}`
+  return [
+    {
+      type: 'response.output_item.added',
+      output_index: outputIndex,
+      item: { type: 'function_call', id, call_id: callId, name: 'exec_command', arguments: '' },
+    },
+    { type: 'response.function_call_arguments.delta', item_id: id, output_index: outputIndex, delta: argumentsText },
+    {
+      type: 'response.output_item.done',
+      output_index: outputIndex,
+      item: { type: 'function_call', id, call_id: callId, name: 'exec_command', arguments: argumentsText, status: 'completed' },
+    },
+  ]
+}
+
+/** A complete response: created, the items' events, completed (with usage when given). */
+export function response({ id = 'resp_1', items = [], usage: usageObject } = {}) {
+  return [created(id), ...items.flat(), completed(id, usageObject)]
+}
+
+/** One response with a streamed assistant message. */
+export function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`, usage: usageObject, reasoning } = {}) {
+  const items = []
+  let outputIndex = 0
+  if (reasoning) items.push(reasoningItem({ id: `rs_${id}`, outputIndex: outputIndex++, ...reasoning }))
+  items.push(messageItem({ id: itemId, outputIndex, deltas }))
+  return response({ id, items, usage: usageObject })
+}
+
+/** One response whose only output is an `exec_command` call. */
+export function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', usage: usageObject, yieldTimeMs, reasoning } = {}) {
+  const items = []
+  let outputIndex = 0
+  if (reasoning) items.push(reasoningItem({ id: `rs_${id}`, outputIndex: outputIndex++, ...reasoning }))
+  items.push(execCommandItem({ cmd, callId, outputIndex, yieldTimeMs }))
+  return response({ id, items, usage: usageObject })
+}
+
+/** A message whose text is `JSON.stringify(value)` (structured output). */
+export function jsonMessageResponse(value, options = {}) {
+  return messageResponse([JSON.stringify(value)], options)
+}
+
+/** `response.failed` with the given error code and message. */
+export function failedResponse({ id = 'resp_f', code = 'server_error', message = 'The model failed to generate a response (mock).' } = {}) {
+  return [
+    created(id),
+    { type: 'response.failed', response: { id, status: 'failed', error: { code, message } } },
+  ]
+}
+
+/** The `function_call_output` input items of a recorded request body. */
+export function functionCallOutputs(body) {
+  const input = body && Array.isArray(body.input) ? body.input : []
+  return input.filter((item) => item && item.type === 'function_call_output')
+}

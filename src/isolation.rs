@@ -1,0 +1,197 @@
+//! The read-only isolated turn (`access: 'readOnly'`): what is switched off, and the checks
+//! that must pass before the turn may start. Any doubt fails closed.
+
+use crate::events::{Failure, FailureSource};
+use serde_json::{json, Map, Value};
+use std::ffi::OsString;
+
+/// Features switched off for a read-only turn: each gives the model a capability beyond reading
+/// the working tree and running read-only commands, or starts a background service. Names are
+/// those of `experimentalFeature/list` on codex-cli 0.171.0; they are passed as
+/// `-c features.<name>=false`, which a binary that does not know a name ignores (whereas
+/// `--disable <unknown>` refuses to start).
+pub const CODEX_DISABLED_FEATURES: &[&str] = &[
+    // Plugin discovery refreshes catalogues over the network and brings plugin MCP servers.
+    "plugins",
+    "remote_plugin",
+    "plugin_sharing",
+    // Apps and connectors: remote tools with their own credentials.
+    "apps",
+    // Suggests and installs tools and connectors.
+    "tool_suggest",
+    // Installs MCP servers that skills depend on.
+    "skill_mcp_dependency_install",
+    // Browser and computer control.
+    "in_app_browser",
+    "browser_use",
+    "browser_use_full_cdp_access",
+    "browser_use_external",
+    "browser_annotation_api",
+    "computer_use",
+    "in_app_local_automation",
+    // Generates images (a remote tool with side effects on the workspace).
+    "image_generation",
+    // Sub-agents run their own turns with their own policies.
+    "multi_agent",
+    "multi_agent_v2",
+    // Persistent memories and goals write state beyond the turn.
+    "memories",
+    "goals",
+    // User hooks run arbitrary commands at lifecycle points.
+    "hooks",
+    // Lets the model ask for more permissions.
+    "request_permissions_tool",
+    // Starts a background app-server daemon that outlives the turn.
+    "daemon_auto_start",
+];
+
+/// Command-line additions that switch the features off, and web search (a setting, not a
+/// feature, since 0.171.0: it reaches beyond the working tree).
+pub fn feature_args() -> Vec<OsString> {
+    CODEX_DISABLED_FEATURES
+        .iter()
+        .flat_map(|name| ["-c".into(), format!("features.{name}=false").into()])
+        .chain(["-c".into(), "web_search=\"disabled\"".into()])
+        .collect()
+}
+
+pub fn not_confirmed(message: impl Into<String>, report: Value) -> Failure {
+    Failure::new(FailureSource::Jsonrpc, "ISOLATION_NOT_CONFIRMED", message).with_detail(json!({"report": report}))
+}
+
+/// The MCP server names of the effective configuration (`config/read` result).
+pub fn configured_servers(config_read: &Value) -> Result<Vec<String>, Failure> {
+    match config_read.get("config").and_then(|c| c.get("mcp_servers")) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(servers)) => Ok(servers.keys().cloned().collect()),
+        Some(other) => Err(not_confirmed("config/read reported mcp_servers that is not a table", other.clone())),
+    }
+}
+
+/// `thread/start.config` that disables every configured server except the requested ones.
+/// Per-name `enabled = false` (no transport keys) is the form Codex merges safely.
+pub fn thread_config(configured: &[String], requested: &[String]) -> Value {
+    let servers: Map<String, Value> = configured
+        .iter()
+        .filter(|name| !requested.contains(name))
+        .map(|name| (name.clone(), json!({"enabled": false})))
+        .collect();
+    json!({"mcp_servers": servers})
+}
+
+/// The thread must report a read-only sandbox and approval policy `never`.
+pub fn check_thread(result: &Value) -> Result<(), Failure> {
+    let sandbox = result.get("sandbox").and_then(|s| s.get("type")).and_then(Value::as_str);
+    let approval = result.get("approvalPolicy").and_then(Value::as_str);
+    if sandbox == Some("readOnly") && approval == Some("never") {
+        return Ok(());
+    }
+    Err(not_confirmed(
+        "the thread did not report a read-only sandbox with approval policy never",
+        json!({"sandbox": result.get("sandbox"), "approvalPolicy": result.get("approvalPolicy")}),
+    ))
+}
+
+/// Every listed feature that we disable must be off. A feature the binary does not list is
+/// absent, which is fine.
+pub fn check_features(features: &[Value]) -> Result<(), Failure> {
+    let mut still_on = Vec::new();
+    for feature in features {
+        let (Some(name), Some(enabled)) =
+            (feature.get("name").and_then(Value::as_str), feature.get("enabled").and_then(Value::as_bool))
+        else {
+            return Err(not_confirmed("experimentalFeature/list returned an entry of unexpected shape", feature.clone()));
+        };
+        if enabled && CODEX_DISABLED_FEATURES.contains(&name) {
+            still_on.push(name.to_string());
+        }
+    }
+    if still_on.is_empty() {
+        Ok(())
+    } else {
+        Err(not_confirmed(format!("features still enabled: {}", still_on.join(", ")), json!({"enabled": still_on})))
+    }
+}
+
+/// Every MCP server, plugin servers included, must be `disabled` for the thread, except the
+/// requested ones.
+pub fn check_servers(servers: &[Value], requested: &[String]) -> Result<(), Failure> {
+    let mut offending = Vec::new();
+    for server in servers {
+        let Some(name) = server.get("name").and_then(Value::as_str) else {
+            return Err(not_confirmed("mcpServerStatus/list returned an entry without a name", server.clone()));
+        };
+        if requested.iter().any(|r| r == name) {
+            continue;
+        }
+        let status = server.get("runtimeStatus").and_then(Value::as_str);
+        if status != Some("disabled") {
+            offending.push(json!({"name": name, "runtimeStatus": server.get("runtimeStatus"), "pluginId": server.get("pluginId")}));
+        }
+    }
+    if offending.is_empty() {
+        Ok(())
+    } else {
+        Err(not_confirmed("MCP servers not disabled for the thread", Value::Array(offending)))
+    }
+}
+
+/// The entries of one page of a paginated list result, and the cursor of the next page.
+pub fn page(result: &Value, method: &str) -> Result<(Vec<Value>, Option<String>), Failure> {
+    let Some(data) = result.get("data").and_then(Value::as_array) else {
+        return Err(not_confirmed(format!("{method} returned no data array"), result.clone()));
+    };
+    let next = match result.get("nextCursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(cursor)) => Some(cursor.clone()),
+        Some(other) => return Err(not_confirmed(format!("{method} returned a cursor that is not a string"), other.clone())),
+    };
+    Ok((data.clone(), next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_must_be_read_only_and_never() {
+        assert!(check_thread(&json!({"sandbox": {"type": "readOnly"}, "approvalPolicy": "never"})).is_ok());
+        for bad in [
+            json!({"sandbox": {"type": "dangerFullAccess"}, "approvalPolicy": "never"}),
+            json!({"sandbox": {"type": "readOnly"}, "approvalPolicy": "on-request"}),
+            json!({}),
+        ] {
+            assert_eq!(check_thread(&bad).unwrap_err().code, "ISOLATION_NOT_CONFIRMED");
+        }
+    }
+
+    #[test]
+    fn features_must_be_off_and_unknown_ones_are_fine() {
+        let ok = [json!({"name": "plugins", "enabled": false}), json!({"name": "shell_tool", "enabled": true})];
+        assert!(check_features(&ok).is_ok());
+        let bad = [json!({"name": "hooks", "enabled": true})];
+        let failure = check_features(&bad).unwrap_err();
+        assert_eq!(failure.detail.unwrap()["report"]["enabled"], json!(["hooks"]));
+        assert!(check_features(&[json!({"name": "hooks"})]).is_err());
+    }
+
+    #[test]
+    fn servers_must_be_disabled_except_requested() {
+        let servers = [
+            json!({"name": "a", "runtimeStatus": "disabled"}),
+            json!({"name": "mine", "runtimeStatus": "connected"}),
+        ];
+        assert!(check_servers(&servers, &["mine".into()]).is_ok());
+        assert!(check_servers(&servers, &[]).is_err());
+        assert!(check_servers(&[json!({"name": "p", "runtimeStatus": null, "pluginId": "x"})], &[]).is_err());
+    }
+
+    #[test]
+    fn thread_config_disables_by_name() {
+        let config = thread_config(&["a.b".into(), "mine".into()], &["mine".into()]);
+        assert_eq!(config, json!({"mcp_servers": {"a.b": {"enabled": false}}}));
+        assert_eq!(configured_servers(&json!({"config": {"mcp_servers": {"x": {}}}})).unwrap(), vec!["x"]);
+        assert!(configured_servers(&json!({"config": {}})).unwrap().is_empty());
+        assert!(configured_servers(&json!({"config": {"mcp_servers": 3}})).is_err());
+    }
+}
