@@ -97,3 +97,27 @@ export interface Turn extends AsyncIterable<HarnessEvent> {
 }
 
 export function runTurn(options: RunTurnOptions): Turn
+
+export interface UtilityOptions extends RunTurnOptions {
+  outputSchema: object
+}
+
+export interface UtilityResult {
+  /** The parsed final message, validated against `outputSchema`. */
+  output: unknown
+  text: string
+  usage: Usage | null
+  threadId: string
+  turnId: string
+}
+
+/** What `runUtility` rejects with: the terminal failure (or `CANCELLED`), kept whole in `terminal`. */
+export class UtilityError extends Error {
+  readonly source: FailureSource
+  readonly code: string
+  readonly detail: unknown
+  readonly terminal: TerminalEvent
+}
+
+/** A structured one-shot call; rejects with a `UtilityError`. */
+export function runUtility(options: UtilityOptions): Promise<UtilityResult>

@@ -120,4 +120,77 @@ function runTurn(options) {
   return turn
 }
 
-module.exports = { runTurn }
+let ajv = null
+const validators = new WeakMap()
+
+/** A JSON Schema validator for `schema`, compiled once per schema object. */
+function validatorFor(schema) {
+  let validate = validators.get(schema)
+  if (!validate) {
+    if (ajv === null) {
+      const Ajv = require('ajv')
+      ajv = new Ajv({ allErrors: true, strict: false })
+    }
+    try {
+      validate = ajv.compile(schema)
+    } catch (error) {
+      throw new TypeError(`options.outputSchema is not a valid JSON Schema: ${error.message}`)
+    }
+    validators.set(schema, validate)
+  }
+  return validate
+}
+
+/** The Error runUtility rejects with: the terminal failure's source, code and detail. */
+class UtilityError extends Error {
+  constructor(terminal, failure) {
+    super(failure.message)
+    this.name = 'UtilityError'
+    this.source = failure.source
+    this.code = failure.code
+    this.detail = failure.detail
+    this.terminal = terminal
+  }
+}
+
+/**
+ * A structured one-shot call on the same runner: resolves with the parsed final message,
+ * validated against `outputSchema` (Codex itself does not validate it).
+ */
+async function runUtility(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError('runUtility: options must be an object')
+  }
+  const schema = options.outputSchema
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    throw new TypeError('options.outputSchema must be a JSON Schema object')
+  }
+  const validate = validatorFor(schema)
+  const terminal = await runTurn(options).outcome
+  if (terminal.status === 'cancelled') {
+    throw new UtilityError(terminal, {
+      source: 'turn',
+      code: 'CANCELLED',
+      message: `the utility call was cancelled (${terminal.cancellation})`,
+      detail: { cancellation: terminal.cancellation },
+    })
+  }
+  if (terminal.status !== 'completed') throw new UtilityError(terminal, terminal.failure)
+  if (!validate(terminal.structuredOutput)) {
+    throw new UtilityError(terminal, {
+      source: 'turn',
+      code: 'STRUCTURED_OUTPUT_MISMATCH',
+      message: `the final message does not match outputSchema: ${ajv.errorsText(validate.errors)}`,
+      detail: { text: terminal.finalMessage, errors: validate.errors },
+    })
+  }
+  return {
+    output: terminal.structuredOutput,
+    text: terminal.finalMessage,
+    usage: terminal.usage,
+    threadId: terminal.threadId,
+    turnId: terminal.turnId,
+  }
+}
+
+module.exports = { runTurn, runUtility, UtilityError }
