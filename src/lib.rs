@@ -5,6 +5,7 @@
 
 pub mod events;
 pub mod isolation;
+pub mod mcp_policy;
 pub mod options;
 pub mod process;
 pub mod protocol;

@@ -567,13 +567,6 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
         // Aborted before it began (an already-aborted signal): nothing to start.
         return Terminal::killed_before_start();
     }
-    if options.mcp.is_some() {
-        return Terminal::failed(Failure::new(
-            FailureSource::Spawn,
-            "MCP_POLICY_UNAVAILABLE",
-            "options.mcp is not supported by this version of @rennet/codex yet",
-        ));
-    }
     if options.locus.is_some() {
         return Terminal::failed(Failure::new(
             FailureSource::Spawn,
@@ -595,6 +588,15 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
         },
     };
     let mut args: Vec<std::ffi::OsString> = vec!["app-server".into()];
+    if let Some(policy) = &options.mcp {
+        // Before anything is spawned: validation, the configured inventory, collisions.
+        match crate::mcp_policy::prepare(&program, &[], options.cwd.as_ref(), &options.env, policy).await {
+            Ok(extra) => args.extend(extra),
+            Err(e) => {
+                return Terminal::failed(Failure::new(FailureSource::Spawn, e.code, e.message).with_detail(e.detail))
+            }
+        }
+    }
     if options.access == Access::ReadOnly {
         args.extend(crate::isolation::feature_args());
     }

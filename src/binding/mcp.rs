@@ -1,0 +1,131 @@
+//! N-API exports of the MCP policy (`crate::mcp_policy`), so that the installed-CLI proof
+//! (`scripts/real-mcp-isolation.mjs`) and the tests exercise the shipped code path.
+//!
+//! Both take the JSON text of `{ cwd, codexPath?, launcher?, env?, mcp? }`: `launcher` is the
+//! argv prefix of a launcher (`[node, codex.js]`), used instead of `codexPath`; without
+//! either, `codex` is looked up on PATH. `env` is merged over the inherited environment.
+//!
+//! A policy failure rejects with a `GenericFailure` whose message starts with its stable code
+//! (`MCP_NOT_LOOPBACK: …`): async exports cannot carry custom error codes (napi-notes §5).
+
+// The module is private and its exports are registered by `#[napi]` only outside `cfg(test)`.
+#![cfg_attr(test, allow(dead_code))]
+
+use crate::mcp_policy::{self, McpPolicyError};
+use crate::options::McpPolicy;
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PolicyOptions {
+    cwd: String,
+    #[serde(default)]
+    codex_path: Option<String>,
+    #[serde(default)]
+    launcher: Option<Vec<String>>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    mcp: Option<McpPolicy>,
+}
+
+struct Target {
+    program: PathBuf,
+    prefix: Vec<OsString>,
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+    policy: Option<McpPolicy>,
+}
+
+fn parse(options_json: &str) -> Result<Target> {
+    let de = &mut serde_json::Deserializer::from_str(options_json);
+    let options: PolicyOptions = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let inner = inner
+            .split(" at line ")
+            .next()
+            .unwrap_or(&inner)
+            .to_string();
+        Error::new(Status::InvalidArg, format!("options.{path}: {inner}"))
+    })?;
+    if !std::path::Path::new(&options.cwd).is_absolute() {
+        return Err(Error::new(
+            Status::InvalidArg,
+            "options.cwd must be an absolute path",
+        ));
+    }
+    let (program, prefix) = match (options.launcher, options.codex_path) {
+        (Some(launcher), _) => {
+            let mut parts = launcher.into_iter();
+            let program = parts.next().filter(|p| !p.is_empty()).ok_or_else(|| {
+                Error::new(Status::InvalidArg, "options.launcher must name a program")
+            })?;
+            (PathBuf::from(program), parts.map(OsString::from).collect())
+        }
+        (None, Some(path)) if !path.is_empty() => (PathBuf::from(path), Vec::new()),
+        (None, _) => (
+            which::which("codex").map_err(|e| {
+                Error::new(
+                    Status::GenericFailure,
+                    format!("CODEX_NOT_FOUND: no codex executable on PATH: {e}"),
+                )
+            })?,
+            Vec::new(),
+        ),
+    };
+    Ok(Target {
+        program,
+        prefix,
+        cwd: PathBuf::from(options.cwd),
+        env: options.env.unwrap_or_default().into_iter().collect(),
+        policy: options.mcp,
+    })
+}
+
+fn policy_error(e: McpPolicyError) -> Error {
+    Error::new(Status::GenericFailure, e.to_string())
+}
+
+/// The arguments `runTurn` puts after `app-server` for `options.mcp`:
+/// `["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`. Runs `codex mcp list --json`
+/// first. Rejects with `MCP_NOT_LOOPBACK`, `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`,
+/// `MCP_INVENTORY_INVALID` or `MCP_NAME_COLLISION` at the start of the message.
+/// The result carries header values: do not log it.
+#[napi(ts_args_type = "optionsJson: string")]
+pub async fn mcp_policy_args(options_json: String) -> Result<Vec<String>> {
+    let target = parse(&options_json)?;
+    let policy = target
+        .policy
+        .ok_or_else(|| Error::new(Status::InvalidArg, "options.mcp is required"))?;
+    let args = mcp_policy::prepare(
+        &target.program,
+        &target.prefix,
+        &target.cwd,
+        &target.env,
+        &policy,
+    )
+    .await
+    .map_err(policy_error)?;
+    Ok(args
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect())
+}
+
+/// The configured MCP servers as the policy sees them: JSON text of
+/// `[{name, enabled, transport: "stdio" | "streamable_http"}]` (no commands, URLs or headers).
+#[napi(ts_args_type = "optionsJson: string")]
+pub async fn mcp_inventory(options_json: String) -> Result<String> {
+    let target = parse(&options_json)?;
+    let servers =
+        mcp_policy::configured_servers(&target.program, &target.prefix, &target.cwd, &target.env)
+            .await
+            .map_err(policy_error)?;
+    serde_json::to_string(&servers).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+}

@@ -1,0 +1,379 @@
+//! The user's configured MCP servers, as `codex mcp list --json` reports them.
+//!
+//! The command runs with the child's binary, launcher prefix, environment, working directory
+//! (so trusted project layers count) and `--disable plugins` (the child's own feature flags),
+//! so that the list names exactly the servers the child's merged configuration will hold.
+//!
+//! Its stdout carries the user's header values and stdio `env` values verbatim. Validation
+//! therefore reads `serde_json::Value`s and writes its own messages, which name entries by
+//! index and server name and fields by path, and never quote a value.
+
+use super::{code, McpPolicyError};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::process::Command;
+
+/// How long `codex mcp list --json` may take.
+pub const INVENTORY_TIMEOUT: Duration = Duration::from_secs(30);
+/// stderr lines kept in a failure's detail.
+const STDERR_LINES: usize = 40;
+/// Longest stderr line kept.
+const STDERR_LINE_CHARS: usize = 2000;
+
+/// Codex's transports, in `codex mcp list --json` spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    Stdio,
+    StreamableHttp,
+}
+
+/// One configured server: only what the policy needs (no commands, URLs, headers or env).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfiguredServer {
+    pub name: String,
+    pub enabled: bool,
+    pub transport: TransportKind,
+}
+
+/// The arguments after the program (and launcher prefix) that list the inventory.
+pub fn list_args(prefix_args: &[OsString]) -> Vec<OsString> {
+    let mut args = prefix_args.to_vec();
+    args.extend(["--disable", "plugins", "mcp", "list", "--json"].map(OsString::from));
+    args
+}
+
+/// Runs `codex mcp list --json` and validates its output.
+pub async fn read(
+    program: &Path,
+    prefix_args: &[OsString],
+    cwd: &Path,
+    env: &[(String, String)],
+) -> Result<Vec<ConfiguredServer>, McpPolicyError> {
+    let failed = |message: String, detail: Value| {
+        McpPolicyError::new(code::INVENTORY_FAILED, message, detail)
+    };
+    let mut command = Command::new(program);
+    command
+        .args(list_args(prefix_args))
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let child = command.spawn().map_err(|e| {
+        failed(
+            format!(
+                "could not run `codex mcp list --json` ({}): {e}",
+                program.display()
+            ),
+            json!({"codexPath": program.display().to_string()}),
+        )
+    })?;
+    let pid = child.id().unwrap_or(0);
+    let output = match tokio::time::timeout(INVENTORY_TIMEOUT, child.wait_with_output()).await {
+        Ok(Ok(output)) => output,
+        Ok(Err(e)) => {
+            return Err(failed(
+                format!("reading `codex mcp list --json` failed: {e}"),
+                json!({}),
+            ));
+        }
+        Err(_) => {
+            // The child itself dies with its dropped handle (kill_on_drop); anything it
+            // started goes with its process group.
+            if pid != 0 {
+                crate::process::tree::Tree::capture(pid).signal(crate::process::tree::Signal::Kill);
+            }
+            return Err(failed(
+                format!(
+                    "`codex mcp list --json` did not finish within {} s",
+                    INVENTORY_TIMEOUT.as_secs()
+                ),
+                json!({"timeoutMs": INVENTORY_TIMEOUT.as_millis() as u64}),
+            ));
+        }
+    };
+    if !output.status.success() {
+        let exit = crate::process::ExitInfo::from(output.status);
+        let stderr = stderr_tail(&output.stderr);
+        let headline = stderr
+            .iter()
+            .find(|l| !l.trim().is_empty() && !l.starts_with("WARNING:"))
+            .cloned()
+            .unwrap_or_default();
+        let how = match (exit.code, exit.signal) {
+            (Some(c), _) => format!("exited with code {c}"),
+            (None, Some(s)) => format!("was killed by signal {s}"),
+            _ => "failed".to_string(),
+        };
+        let cause = configuration_cause(&stderr);
+        let mut message = format!("`codex mcp list --json` {how}");
+        for part in [headline, cause].into_iter().filter(|p| !p.is_empty()) {
+            message.push_str(": ");
+            message.push_str(part.trim());
+        }
+        return Err(failed(
+            message,
+            json!({"exitCode": exit.code, "signal": exit.signal, "stderr": stderr}),
+        ));
+    }
+    parse(&output.stdout)
+}
+
+/// Codex prints `Caused by:` and then the reason, indented, then a backtrace.
+fn configuration_cause(stderr: &[String]) -> String {
+    let Some(start) = stderr.iter().position(|l| l.trim() == "Caused by:") else {
+        return String::new();
+    };
+    stderr[start + 1..]
+        .iter()
+        .map(|l| l.trim())
+        .take_while(|l| !l.is_empty() && !l.starts_with("Stack backtrace"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The meaningful tail of stderr: without the backtrace, bounded in lines and length.
+fn stderr_tail(stderr: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<String> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Stack backtrace:"))
+        .map(|l| {
+            let l = l.trim_end_matches('\r');
+            if l.chars().count() > STDERR_LINE_CHARS {
+                let mut cut: String = l.chars().take(STDERR_LINE_CHARS).collect();
+                cut.push('…');
+                cut
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let skip = lines.len().saturating_sub(STDERR_LINES);
+    lines.into_iter().skip(skip).collect()
+}
+
+/// Shape errors: a message (no values) and where.
+struct ShapeError {
+    entry: Option<usize>,
+    name: Option<String>,
+    field: String,
+    problem: String,
+}
+
+impl ShapeError {
+    fn into_error(self) -> McpPolicyError {
+        let place = match (&self.entry, &self.name) {
+            (Some(i), Some(n)) => format!("entry {i} ({n:?}): "),
+            (Some(i), None) => format!("entry {i}: "),
+            _ => String::new(),
+        };
+        let field = if self.field.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", self.field)
+        };
+        McpPolicyError::new(
+            code::INVENTORY_INVALID,
+            format!(
+                "`codex mcp list --json` printed an unexpected inventory: {place}{field}{}",
+                self.problem
+            ),
+            json!({"entry": self.entry, "server": self.name, "field": self.field}),
+        )
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses and validates the stdout of `codex mcp list --json` (codex-cli 0.171.0 shape):
+/// an array of `{name, enabled, disabled_reason?, transport: {type, …}, startup_timeout_sec?,
+/// tool_timeout_sec?, auth_status?}`. Every known field must have its known type; names must
+/// be unique; unknown fields are allowed (newer CLIs add some); an unknown transport type is
+/// not (whether a placeholder is valid for it was never checked).
+pub fn parse(stdout: &[u8]) -> Result<Vec<ConfiguredServer>, McpPolicyError> {
+    let top: Value = serde_json::from_slice(stdout).map_err(|e| {
+        // serde_json's syntax errors carry a position, never the offending text.
+        McpPolicyError::new(
+            code::INVENTORY_INVALID,
+            format!("`codex mcp list --json` did not print JSON: {e}"),
+            json!({"field": ""}),
+        )
+    })?;
+    let entries = top.as_array().ok_or_else(|| {
+        ShapeError {
+            entry: None,
+            name: None,
+            field: String::new(),
+            problem: format!("is {} instead of an array", kind(&top)),
+        }
+        .into_error()
+    })?;
+    let mut seen = HashSet::new();
+    let mut servers = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let server = parse_entry(i, entry).map_err(ShapeError::into_error)?;
+        if !seen.insert(server.name.clone()) {
+            return Err(ShapeError {
+                entry: Some(i),
+                name: Some(server.name),
+                field: "name".into(),
+                problem: "repeats an earlier entry's name".into(),
+            }
+            .into_error());
+        }
+        servers.push(server);
+    }
+    Ok(servers)
+}
+
+fn parse_entry(i: usize, entry: &Value) -> Result<ConfiguredServer, ShapeError> {
+    let err = |name: Option<&str>, field: &str, problem: String| ShapeError {
+        entry: Some(i),
+        name: name.map(str::to_string),
+        field: field.to_string(),
+        problem,
+    };
+    let obj = entry
+        .as_object()
+        .ok_or_else(|| err(None, "", format!("is {} instead of an object", kind(entry))))?;
+    let name = match obj.get("name") {
+        Some(Value::String(s)) => s.as_str(),
+        Some(v) => {
+            return Err(err(
+                None,
+                "name",
+                format!("is {} instead of a string", kind(v)),
+            ))
+        }
+        None => return Err(err(None, "name", "is missing".into())),
+    };
+    let n = Some(name);
+    let enabled = match obj.get("enabled") {
+        Some(Value::Bool(b)) => *b,
+        Some(v) => {
+            return Err(err(
+                n,
+                "enabled",
+                format!("is {} instead of a boolean", kind(v)),
+            ))
+        }
+        None => return Err(err(n, "enabled", "is missing".into())),
+    };
+    optional(obj, "disabled_reason", Ty::Str).map_err(|p| err(n, "disabled_reason", p))?;
+    optional(obj, "startup_timeout_sec", Ty::Num).map_err(|p| err(n, "startup_timeout_sec", p))?;
+    optional(obj, "tool_timeout_sec", Ty::Num).map_err(|p| err(n, "tool_timeout_sec", p))?;
+    optional(obj, "auth_status", Ty::Str).map_err(|p| err(n, "auth_status", p))?;
+    let transport = match obj.get("transport") {
+        Some(Value::Object(t)) => t,
+        Some(v) => {
+            return Err(err(
+                n,
+                "transport",
+                format!("is {} instead of an object", kind(v)),
+            ))
+        }
+        None => return Err(err(n, "transport", "is missing".into())),
+    };
+    let transport_kind = match transport.get("type") {
+        Some(Value::String(t)) if t == "stdio" => TransportKind::Stdio,
+        Some(Value::String(t)) if t == "streamable_http" => TransportKind::StreamableHttp,
+        Some(Value::String(t)) => {
+            return Err(err(
+                n,
+                "transport.type",
+                format!("is {t:?}, not \"stdio\" or \"streamable_http\""),
+            ))
+        }
+        Some(v) => {
+            return Err(err(
+                n,
+                "transport.type",
+                format!("is {} instead of a string", kind(v)),
+            ))
+        }
+        None => return Err(err(n, "transport.type", "is missing".into())),
+    };
+    let fields: &[(&str, Ty, bool)] = match transport_kind {
+        TransportKind::Stdio => &[
+            ("command", Ty::Str, true),
+            ("args", Ty::StrArray, false),
+            ("env", Ty::StrMap, false),
+            ("env_vars", Ty::Array, false),
+            ("cwd", Ty::Str, false),
+        ],
+        TransportKind::StreamableHttp => &[
+            ("url", Ty::Str, true),
+            ("bearer_token_env_var", Ty::Str, false),
+            ("http_headers", Ty::StrMap, false),
+            ("env_http_headers", Ty::StrMap, false),
+        ],
+    };
+    for &(field, ty, required) in fields {
+        let path = format!("transport.{field}");
+        if required && transport.get(field).is_none_or(Value::is_null) {
+            return Err(err(n, &path, "is missing".into()));
+        }
+        optional(transport, field, ty).map_err(|p| err(n, &path, p))?;
+    }
+    Ok(ConfiguredServer {
+        name: name.to_string(),
+        enabled,
+        transport: transport_kind,
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Ty {
+    Str,
+    Num,
+    Array,
+    StrArray,
+    StrMap,
+}
+
+/// The field may be absent or null; otherwise it must have the given type.
+fn optional(obj: &Map<String, Value>, field: &str, ty: Ty) -> Result<(), String> {
+    let Some(v) = obj.get(field) else {
+        return Ok(());
+    };
+    let ok = match (ty, v) {
+        (_, Value::Null) => true,
+        (Ty::Str, Value::String(_)) => true,
+        (Ty::Num, Value::Number(_)) => true,
+        (Ty::Array, Value::Array(_)) => true,
+        (Ty::StrArray, Value::Array(items)) => items.iter().all(Value::is_string),
+        (Ty::StrMap, Value::Object(map)) => map.values().all(Value::is_string),
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    let expected = match ty {
+        Ty::Str => "a string",
+        Ty::Num => "a number",
+        Ty::Array => "an array",
+        Ty::StrArray => "an array of strings",
+        Ty::StrMap => "an object of strings",
+    };
+    Err(format!("is not {expected} (or null)"))
+}

@@ -1,0 +1,220 @@
+//! The explicit MCP policy for a `codex app-server` child.
+//!
+//! `mcp` absent: nothing here runs; the child inherits the user's MCP servers and plugins.
+//! With a policy (`{servers: {}}` included):
+//!
+//! 1. every requested server is validated: a loopback `http(s)` URL (`MCP_NOT_LOOPBACK`),
+//!    a sane name, bearer-token variable name and headers (`MCP_POLICY_INVALID`);
+//! 2. `codex mcp list --json` runs with the child's binary, launcher prefix, environment,
+//!    working directory and `--disable plugins`, and its output is validated
+//!    (`MCP_INVENTORY_FAILED` when the command fails, `MCP_INVENTORY_INVALID` for its shape);
+//! 3. a requested name that is already configured stops here (`MCP_NAME_COLLISION`): Codex
+//!    would keep that entry's nested transport and header fields while merging;
+//! 4. one inline TOML table holds the requested servers plus `{ enabled = false }` for every
+//!    configured server (see [`render::placeholder`] for why that form), and the child gets
+//!    `--disable plugins -c mcp_servers=<table>` so that plugin discovery cannot start
+//!    background processes outside the policy.
+//!
+//! All of it happens before the app-server child starts. Errors name servers, never header
+//! values or bearer-token variable names; nothing here logs.
+//!
+//! The returned arguments carry header values, so they must not be logged or put in events.
+
+pub mod inventory;
+pub mod loopback;
+pub mod render;
+
+use crate::options::{McpPolicy, McpServer};
+use inventory::ConfiguredServer;
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::path::Path;
+
+/// Stable error codes (the turn's terminal `failure.code`, with `source: "spawn"`).
+pub mod code {
+    pub const NOT_LOOPBACK: &str = "MCP_NOT_LOOPBACK";
+    pub const POLICY_INVALID: &str = "MCP_POLICY_INVALID";
+    pub const INVENTORY_FAILED: &str = "MCP_INVENTORY_FAILED";
+    pub const INVENTORY_INVALID: &str = "MCP_INVENTORY_INVALID";
+    pub const NAME_COLLISION: &str = "MCP_NAME_COLLISION";
+}
+
+/// Why the policy could not be applied. Contains no header value and no bearer-token
+/// variable name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpPolicyError {
+    pub code: &'static str,
+    pub message: String,
+    pub detail: Value,
+}
+
+impl McpPolicyError {
+    pub fn new(code: &'static str, message: impl Into<String>, detail: Value) -> Self {
+        McpPolicyError {
+            code,
+            message: message.into(),
+            detail,
+        }
+    }
+}
+
+impl std::fmt::Display for McpPolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for McpPolicyError {}
+
+/// Validates the policy, reads the configured inventory and returns the arguments to put
+/// right after `app-server`: `["--disable", "plugins", "-c", "mcp_servers=<table>"]`.
+///
+/// `program` and `prefix_args` are the child's (a launcher such as `node codex.js` is the
+/// program plus its prefix); `env` is merged over the inherited environment, as for the child.
+pub async fn prepare(
+    program: &Path,
+    prefix_args: &[OsString],
+    cwd: &Path,
+    env: &[(String, String)],
+    policy: &McpPolicy,
+) -> Result<Vec<OsString>, McpPolicyError> {
+    validate(policy)?;
+    let configured = inventory::read(program, prefix_args, cwd, env).await?;
+    args_for(policy, &configured)
+}
+
+/// The configured inventory alone (what `prepare` reads), for callers that report on it.
+pub async fn configured_servers(
+    program: &Path,
+    prefix_args: &[OsString],
+    cwd: &Path,
+    env: &[(String, String)],
+) -> Result<Vec<ConfiguredServer>, McpPolicyError> {
+    inventory::read(program, prefix_args, cwd, env).await
+}
+
+/// Steps 3 and 4 of `prepare` on an inventory already read (the policy already validated).
+pub fn args_for(
+    policy: &McpPolicy,
+    configured: &[ConfiguredServer],
+) -> Result<Vec<OsString>, McpPolicyError> {
+    check_collisions(policy, configured)?;
+    let table = render::inline(render::table(policy, configured));
+    Ok(vec![
+        "--disable".into(),
+        "plugins".into(),
+        "-c".into(),
+        format!("mcp_servers={table}").into(),
+    ])
+}
+
+fn check_collisions(
+    policy: &McpPolicy,
+    configured: &[ConfiguredServer],
+) -> Result<(), McpPolicyError> {
+    let clashes: Vec<&str> = configured
+        .iter()
+        .filter(|c| policy.servers.contains_key(&c.name))
+        .map(|c| c.name.as_str())
+        .collect();
+    if clashes.is_empty() {
+        return Ok(());
+    }
+    let names = clashes
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(McpPolicyError::new(
+        code::NAME_COLLISION,
+        format!(
+            "requested MCP server name {names} is already configured for Codex (user or project configuration); \
+             Codex would merge the request into that entry and keep its transport and header fields, so choose another name"
+        ),
+        json!({"servers": clashes}),
+    ))
+}
+
+/// Checks every requested server without running anything. The first problem wins (servers
+/// in name order).
+pub fn validate(policy: &McpPolicy) -> Result<(), McpPolicyError> {
+    for (name, server) in &policy.servers {
+        validate_server(name, server)?;
+    }
+    Ok(())
+}
+
+fn invalid(name: &str, field: &str, problem: &str) -> McpPolicyError {
+    McpPolicyError::new(
+        code::POLICY_INVALID,
+        format!("MCP server {name:?}: {field} {problem}"),
+        json!({"server": name, "field": field}),
+    )
+}
+
+fn validate_server(name: &str, server: &McpServer) -> Result<(), McpPolicyError> {
+    if name.is_empty() {
+        return Err(McpPolicyError::new(
+            code::POLICY_INVALID,
+            "MCP server names must be non-empty",
+            json!({"server": name, "field": "name"}),
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(McpPolicyError::new(
+            code::POLICY_INVALID,
+            format!("MCP server name {name:?} contains control characters"),
+            json!({"server": name, "field": "name"}),
+        ));
+    }
+    if let Err(reason) = loopback::check(&server.url) {
+        return Err(McpPolicyError::new(
+            code::NOT_LOOPBACK,
+            format!(
+                "MCP server {name:?}: url must be an http(s) URL on loopback (localhost, 127.0.0.0/8 or [::1]), but {}",
+                reason.explain()
+            ),
+            json!({"server": name, "field": "url", "reason": reason.as_str()}),
+        ));
+    }
+    if let Some(var) = &server.bearer_token_env_var {
+        if var.is_empty()
+            || var.contains('=')
+            || var.chars().any(|c| c.is_control() || c.is_whitespace())
+        {
+            return Err(invalid(
+                name,
+                "bearerTokenEnvVar",
+                "is not a valid environment variable name",
+            ));
+        }
+    }
+    if let Some(headers) = &server.http_headers {
+        for (header, value) in headers {
+            // RFC 9110 field names are tokens.
+            let token = !header.is_empty()
+                && header
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+            if !token {
+                return Err(invalid(
+                    name,
+                    "httpHeaders",
+                    "has a header name that is not an HTTP token",
+                ));
+            }
+            // Control characters (CR and LF above all) cannot be in a field value; tabs can.
+            if value.chars().any(|c| c.is_control() && c != '\t') {
+                return Err(invalid(
+                    name,
+                    "httpHeaders",
+                    "has a header value with control characters",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
