@@ -1,0 +1,198 @@
+// discoverCodex through the addon, against fake candidates built in a temporary sandbox:
+// ranking, the reason for each probe failure, the launcher run through the Node beside it,
+// caching, WSL through a stand-in wsl.exe, and option validation.
+import { readFileSync, symlinkSync } from 'node:fs'
+import { afterEach, describe, expect, it } from 'vitest'
+
+import { discoverCodex } from '../../binding.js'
+import { allProcesses, isAlive } from '../support/procs.js'
+import { AGENT, discover, Sandbox } from './fakes.js'
+
+const sandboxes: Sandbox[] = []
+afterEach(() => {
+  for (const sb of sandboxes.splice(0)) sb.cleanup()
+})
+
+function sandbox(): Sandbox {
+  const sb = new Sandbox()
+  sandboxes.push(sb)
+  return sb
+}
+
+describe('discoverCodex', () => {
+  it('ranks RENNET_CODEX_BIN, then the login-shell PATH, the process PATH and the known directories', async () => {
+    const sb = sandbox()
+    const envBin = sb.codex('explicit/codex')
+    const loginBin = sb.codex('login/codex')
+    const processBin = sb.codex('process/codex')
+    const knownBin = sb.codex('home/.local/bin/codex')
+    const d = await discover({
+      env: sb.env({ RENNET_CODEX_BIN: envBin, SHELL: sb.shell(sb.path('login')), PATH: sb.path('process') }),
+    })
+    expect(d.candidates.map((c) => [c.source, c.path])).toEqual([
+      ['env', envBin],
+      ['loginShellPath', loginBin],
+      ['processPath', processBin],
+      ['knownDir', knownBin],
+    ])
+    for (const c of d.candidates) {
+      expect(c).toEqual({ path: c.path, source: c.source, launcher: null, version: '0.171.0', usable: true, reason: null })
+    }
+    expect(d.available).toBe(true)
+    expect(d.reason).toBeNull()
+    expect(d.selected).toEqual(d.candidates[0])
+  })
+
+  it('reports why each candidate failed its probes and selects the one that passed', async () => {
+    const sb = sandbox()
+    const notExecutable = sb.codex('p1/codex')
+    sb.script('p1/codex', '#!/bin/sh\necho never\n', 0o644)
+    const garbageVersion = sb.codex('p2/codex', { version: 'hello world' })
+    const tooOld = sb.codex('p3/codex', { version: 'codex-cli 0.149.0' })
+    const hangs = sb.codex('p4/codex', { handshake: `echo $$ > '${sb.path('hang.pid')}'; sleep 30` })
+    const garbage = sb.codex('p5/codex', { handshake: "echo 'not json at all'; exit 3" })
+    const good = sb.codex('p6/codex')
+    const path = [1, 2, 3, 4, 5, 6].map((i) => sb.path(`p${i}`)).join(':')
+
+    const started = Date.now()
+    const d = await discover({ env: sb.env({ PATH: path, RENNET_DISCOVERY_TIMEOUT_MS: '800' }) })
+    expect(Date.now() - started).toBeLessThan(2800)
+    const byPath = new Map(d.candidates.map((c) => [c.path, c]))
+    expect(byPath.get(notExecutable)?.reason).toMatch(/not executable/)
+    expect(byPath.get(garbageVersion)).toMatchObject({ usable: false, version: null })
+    expect(byPath.get(garbageVersion)?.reason).toMatch(/printed no version: hello world/)
+    expect(byPath.get(tooOld)).toMatchObject({ usable: false, version: '0.149.0' })
+    expect(byPath.get(tooOld)?.reason).toMatch(/older than 0\.150\.0/)
+    expect(byPath.get(hangs)?.reason).toMatch(/did not answer `initialize` within 800 ms/)
+    expect(byPath.get(garbage)?.reason).toMatch(/exited before answering `initialize` \(exit code 3\); it printed: not json at all/)
+    expect(d.selected?.path).toBe(good)
+    expect(d.candidates.map((c) => c.usable)).toEqual([false, false, false, false, false, true])
+
+    // The hanging probe and everything in its process group are gone.
+    const pid = Number(readFileSync(sb.path('hang.pid'), 'utf8'))
+    expect(isAlive(pid)).toBe(false)
+    expect(allProcesses().filter((p) => p.pgrp === pid && p.state !== 'Z')).toEqual([])
+
+    // Nothing usable: unavailable, with the reasons.
+    const none = await discover({ env: sb.env({ PATH: [2, 3].map((i) => sb.path(`p${i}`)).join(':') }) })
+    expect(none.available).toBe(false)
+    expect(none.selected).toBeNull()
+    expect(none.reason).toContain(garbageVersion)
+    expect(none.reason).toContain('older than 0.150.0')
+  })
+
+  it('is unavailable with what was searched when nothing is found', async () => {
+    const sb = sandbox()
+    const d = await discover({ env: sb.env({ PATH: sb.dir('empty') }) })
+    expect(d).toMatchObject({ available: false, selected: null, candidates: [] })
+    expect(d.reason).toMatch(/^no Codex CLI was found: RENNET_CODEX_BIN is not set; no login-shell PATH \(SHELL is not set\)/)
+  })
+
+  it('survives a login shell that hangs', async () => {
+    const sb = sandbox()
+    const processBin = sb.codex('process/codex')
+    const shell = sb.script('shell/hang', `#!/bin/sh\necho $$ > '${sb.path('shell.pid')}'\nexec /bin/sleep 30\n`)
+    const started = Date.now()
+    const d = await discover({ env: sb.env({ SHELL: shell, PATH: sb.path('process'), RENNET_LOGIN_SHELL_TIMEOUT_MS: '300' }) })
+    expect(Date.now() - started).toBeLessThan(2500)
+    expect(d.selected?.path).toBe(processBin)
+    const pid = Number(readFileSync(sb.path('shell.pid'), 'utf8'))
+    expect(isAlive(pid)).toBe(false)
+  })
+
+  it('runs a launcher script through the Node beside it when node is not on PATH', async () => {
+    const sb = sandbox()
+    const prefix = 'home/.nvm/versions/node/v22.0.0'
+    const script = sb.codex(`${prefix}/lib/node_modules/@openai/codex/bin/codex.js`, { shebang: '#!/usr/bin/env node' })
+    const bin = sb.dir(`${prefix}/bin`)
+    symlinkSync(script, `${bin}/codex`)
+    const node = sb.script(`${prefix}/bin/node`, '#!/bin/sh\nscript=$1\nshift\nexec /bin/sh "$script" "$@"\n')
+    const d = await discover({ env: sb.env({ PATH: sb.dir('empty') }) })
+    expect(d.selected).toEqual({
+      path: `${bin}/codex`,
+      source: 'knownDir',
+      launcher: [node, script],
+      version: '0.171.0',
+      usable: true,
+      reason: null,
+    })
+  })
+
+  it('probes the same file once', async () => {
+    const sb = sandbox()
+    const real = sb.codex('process/codex')
+    sb.dir('home/.local/bin')
+    symlinkSync(real, sb.path('home/.local/bin/codex'))
+    const d = await discover({ env: sb.env({ PATH: `${sb.path('process')}:${sb.path('process')}` }) })
+    expect(d.candidates.map((c) => c.path)).toEqual([real])
+    expect(sb.calls(real)).toHaveLength(2)
+  })
+
+  it('caches per environment until refresh', async () => {
+    const sb = sandbox()
+    const bin = sb.codex('process/codex')
+    const env = sb.env({ PATH: sb.path('process') })
+    const first = await discover({ env })
+    expect(sb.calls(bin)).toHaveLength(2)
+    expect(await discover({ env })).toEqual(first)
+    expect(sb.calls(bin)).toHaveLength(2)
+    await Promise.all([discover({ env: { ...env, OTHER: '1' } }), discover({ env: { ...env, OTHER: '1' } })])
+    expect(sb.calls(bin)).toHaveLength(4)
+    await discover({ env, refresh: true })
+    expect(sb.calls(bin)).toHaveLength(6)
+  })
+
+  it('probes eight slow candidates in parallel', async () => {
+    const sb = sandbox()
+    const dirs = Array.from({ length: 8 }, (_, i) => {
+      sb.codex(`p${i}/codex`, { handshake: `sleep 0.3; printf '%s\\n' '${AGENT}'` })
+      return sb.path(`p${i}`)
+    })
+    const started = Date.now()
+    const d = await discover({ env: sb.env({ PATH: dirs.join(':') }) })
+    expect(Date.now() - started).toBeLessThan(1000)
+    expect(d.candidates.filter((c) => c.usable)).toHaveLength(8)
+  })
+
+  it('discovers and launches inside WSL through wsl.exe', async () => {
+    const sb = sandbox()
+    const log = sb.path('wsl.log')
+    const wsl = sb.script(
+      'win/wsl.exe',
+      // One short write per call (the helper scripts are logged as <script>), so that
+      // concurrent calls cannot interleave in the log.
+      `#!/bin/sh
+line="$1 $2 $3 $4"
+case $5 in *'
+'*) line="$line <script>" ;; *) line="$line $5" ;; esac
+printf '%s\\n' "$line" >> '${log}'
+[ "$1" = -d ] && [ "$3" = --exec ] || exit 90
+shift 3
+exec "$@"
+`,
+    )
+    const bin = sb.codex('distro/usr/bin/codex')
+    const d = await discover({ locus: { wsl: { distro: 'Ubuntu' } }, env: sb.env({ RENNET_WSL_EXE: wsl, PATH: sb.path('distro/usr/bin') }) })
+    expect(d.selected).toMatchObject({ path: bin, source: 'processPath', usable: true, launcher: [wsl, '-d', 'Ubuntu', '--exec', bin] })
+    const calls = readFileSync(log, 'utf8').trim().split('\n') as string[]
+    expect(calls.every((line) => line.startsWith('-d Ubuntu --exec '))).toBe(true)
+    expect(calls).toContain(`-d Ubuntu --exec ${bin} --version`)
+    expect(calls).toContain(`-d Ubuntu --exec ${bin} app-server`)
+  })
+
+  it('rejects invalid options with InvalidArg naming the option', async () => {
+    await expect(discoverCodex(JSON.stringify({ env: { A: 1 } }))).rejects.toMatchObject({
+      code: 'InvalidArg',
+      message: expect.stringMatching(/^options\.env\.A: invalid type/),
+    })
+    await expect(discoverCodex(JSON.stringify({ locus: { wsl: { distro: '' } } }))).rejects.toMatchObject({
+      code: 'InvalidArg',
+      message: 'options.locus.wsl.distro must be a non-empty string',
+    })
+    await expect(discoverCodex(JSON.stringify({ refesh: true }))).rejects.toMatchObject({
+      code: 'InvalidArg',
+      message: expect.stringContaining('refesh'),
+    })
+    await expect(discoverCodex('{')).rejects.toMatchObject({ code: 'InvalidArg' })
+  })
+})

@@ -1,0 +1,167 @@
+// Fake Codex candidates for the discovery suites: shell scripts in a temporary sandbox that
+// answer `--version` and, for `app-server`, read the `initialize` line and answer it (or
+// not), logging every call. The environment handed to discoverCodex blanks every variable
+// discovery reads, so nothing on this machine can become a candidate.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+
+import { discoverCodex } from '../../binding.js'
+
+export interface CodexCandidate {
+  path: string
+  source: 'env' | 'loginShellPath' | 'processPath' | 'knownDir' | 'desktopBundle'
+  launcher: string[] | null
+  version: string | null
+  usable: boolean
+  reason: string | null
+}
+
+export interface Discovery {
+  available: boolean
+  selected: CodexCandidate | null
+  candidates: CodexCandidate[]
+  reason: string | null
+}
+
+export async function discover(options: { env?: Record<string, string>; locus?: unknown; refresh?: boolean }): Promise<Discovery> {
+  return JSON.parse(await discoverCodex(JSON.stringify(options)))
+}
+
+/** Every variable discovery reads, blanked (an empty value counts as unset). */
+const BLANK: Record<string, string> = Object.fromEntries(
+  [
+    'PATH',
+    'SHELL',
+    'USER',
+    'RENNET_CODEX_BIN',
+    'RENNET_WSL_EXE',
+    'XDG_DATA_HOME',
+    'XDG_CONFIG_HOME',
+    'NPM_CONFIG_PREFIX',
+    'npm_config_prefix',
+    'PNPM_HOME',
+    'BUN_INSTALL',
+    'VOLTA_HOME',
+    'NVM_DIR',
+    'NVM_BIN',
+    'FNM_DIR',
+    'N_PREFIX',
+    'CARGO_HOME',
+    'ASDF_DATA_DIR',
+    'MISE_DATA_DIR',
+  ].map((name) => [name, '']),
+)
+
+export const AGENT = '{"id":1,"result":{"userAgent":"rennet/0.171.0 (fake)","codexHome":"/nowhere","platformFamily":"unix","platformOs":"linux"}}'
+
+export interface FakeOptions {
+  /** What `--version` prints (default `codex-cli 0.171.0`). */
+  version?: string
+  /** Shell code run after the initialize line was read (default: answer it). */
+  handshake?: string
+  /** The `#!` line (default `#!/bin/sh`). */
+  shebang?: string
+}
+
+export class Sandbox {
+  readonly root: string
+  readonly log: string
+
+  constructor() {
+    this.root = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-discovery-')))
+    this.log = join(this.root, 'calls.log')
+    mkdirSync(join(this.root, 'home'), { recursive: true })
+  }
+
+  path(rel: string): string {
+    return join(this.root, rel)
+  }
+
+  dir(rel: string): string {
+    const dir = this.path(rel)
+    mkdirSync(dir, { recursive: true })
+    return dir
+  }
+
+  script(rel: string, body: string, mode = 0o755): string {
+    const path = this.path(rel)
+    mkdirSync(dirname(path), { recursive: true })
+    writeFileSync(path, body)
+    chmodSync(path, mode)
+    return path
+  }
+
+  codex(rel: string, fake: FakeOptions = {}): string {
+    const version = fake.version ?? 'codex-cli 0.171.0'
+    const handshake = fake.handshake ?? `printf '%s\\n' '${AGENT}'`
+    const body = `${fake.shebang ?? '#!/bin/sh'}
+PATH=/usr/bin:/bin
+export PATH
+me=$0
+case "$1" in
+  --version)
+    echo "$me --version" >> '${this.log}'
+    printf '%s\\n' '${version}'
+    exit 0 ;;
+  app-server)
+    echo "$me app-server $$" >> '${this.log}'
+    IFS= read -r line || exit 3
+    case "$line" in
+      *'"method":"initialize"'*'"name":"rennet"'*) ;;
+      *) echo "unexpected first line: $line" >&2; exit 4 ;;
+    esac
+    ${handshake}
+    while IFS= read -r line; do :; done
+    exit 0 ;;
+esac
+echo "unexpected arguments: $*" >&2
+exit 2
+`
+    return this.script(rel, body)
+  }
+
+  /** A login shell that prints noise around running its command with PATH = `path`. */
+  shell(path: string): string {
+    const tools = this.dir('tools')
+    // The login-shell query runs `printenv`; the fake login PATH has nothing else.
+    if (!existsSync(join(tools, 'printenv'))) symlinkSync('/usr/bin/printenv', join(tools, 'printenv'))
+    return this.script(
+      'shell/fakesh',
+      `#!/bin/sh
+echo "Welcome to the fake shell"
+printf '\\033[?2004h'
+for a; do last=$a; done
+PATH='${path}:${tools}'
+export PATH
+/bin/sh -c "$last"
+echo bye
+`,
+    )
+  }
+
+  /** Calls logged for `path` (`--version`, `app-server`). */
+  calls(path: string): string[] {
+    let text = ''
+    try {
+      text = readFileSync(this.log, 'utf8')
+    } catch {}
+    return text.split('\n').filter((line) => line.startsWith(`${path} `))
+  }
+
+  /** The environment for discoverCodex: hermetic, short timeouts, plus `extra`. */
+  env(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      ...BLANK,
+      HOME: this.path('home'),
+      RENNET_DISCOVERY_ROOT: this.path('sys'),
+      RENNET_DISCOVERY_TIMEOUT_MS: '3000',
+      RENNET_LOGIN_SHELL_TIMEOUT_MS: '3000',
+      ...extra,
+    }
+  }
+
+  cleanup(): void {
+    rmSync(this.root, { recursive: true, force: true })
+  }
+}
