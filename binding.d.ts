@@ -24,6 +24,30 @@ export declare class NativeTurn {
 }
 
 /**
+ * Finds the user's Codex CLI. `optionsJson` is the JSON text of
+ * `{locus?: {wsl: {distro}}, env?: Record<string, string>, refresh?: boolean}`; the answer is
+ * the JSON text of the `Discovery` report. Results are cached per locus and environment
+ * for the life of the process; `refresh: true` probes again. Invalid options reject with
+ * `InvalidArg` and a message naming the option.
+ */
+export declare function discoverCodex(optionsJson?: string | undefined | null): Promise<string>
+
+/**
+ * The configured MCP servers as the policy sees them: JSON text of
+ * `[{name, enabled, transport: "stdio" | "streamable_http"}]` (no commands, URLs or headers).
+ */
+export declare function mcpInventory(optionsJson: string): Promise<string>
+
+/**
+ * The arguments `runTurn` puts after `app-server` for `options.mcp`:
+ * `["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`. Runs `codex mcp list --json`
+ * first. Rejects with `MCP_NOT_LOOPBACK`, `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`,
+ * `MCP_INVENTORY_INVALID` or `MCP_NAME_COLLISION` at the start of the message.
+ * The result carries header values: do not log it.
+ */
+export declare function mcpPolicyArgs(optionsJson: string): Promise<Array<string>>
+
+/**
  * Validates the options (JSON text of the options object without `signal`) and starts the
  * turn in the background. Invalid options throw `InvalidArg` with a message naming the option.
  */

@@ -81,7 +81,9 @@ export interface RunTurnOptions {
   outputSchema?: object
   threadId?: string
   mcp?: { servers: Record<string, McpServer> }
+  /** Use this Codex executable as given instead of discovering one (inside the distribution with `locus`). */
   codexPath?: string
+  /** Run discovery and the child inside a WSL distribution; `cwd` may be a Windows path. */
   locus?: Locus
   env?: Record<string, string>
   signal?: AbortSignal
@@ -110,6 +112,41 @@ export interface UtilityResult {
   threadId: string
   turnId: string
 }
+
+export interface DiscoverOptions {
+  /** Discover inside this WSL distribution (through `wsl.exe`). */
+  locus?: Locus
+  /** Merged over the process environment (`PATH`, `HOME`, `SHELL`, `RENNET_CODEX_BIN`, …). */
+  env?: Record<string, string>
+  /** Probe again instead of answering from the per-process cache. */
+  refresh?: boolean
+}
+
+export interface CodexCandidate {
+  path: string
+  source: 'env' | 'loginShellPath' | 'processPath' | 'knownDir' | 'desktopBundle'
+  /** The argv prefix used when it is not `path` itself, e.g. `[node, script]` for a launcher script. */
+  launcher: string[] | null
+  version: string | null
+  usable: boolean
+  /** Why it was rejected. */
+  reason: string | null
+}
+
+export interface Discovery {
+  available: boolean
+  /** The highest-ranked usable candidate. */
+  selected: CodexCandidate | null
+  /** Every candidate considered, in rank order. */
+  candidates: CodexCandidate[]
+  /** Why Codex is unavailable; `null` when it is available. */
+  reason: string | null
+  /** The codex-cli versions accepted (from `minimum`) and the newest one tested. */
+  supportedVersions: { minimum: string; newestTested: string }
+}
+
+/** Finds the user's Codex CLI. Rejects only with a TypeError for invalid options. */
+export function discoverCodex(options?: DiscoverOptions): Promise<Discovery>
 
 /** What `runUtility` rejects with: the terminal failure (or `CANCELLED`), kept whole in `terminal`. */
 export class UtilityError extends Error {

@@ -120,6 +120,25 @@ function runTurn(options) {
   return turn
 }
 
+/**
+ * Finds the user's Codex CLI and reports every candidate considered (cached per locus and
+ * environment; `refresh: true` probes again). Rejects with a TypeError naming the option for
+ * invalid options; an unavailable Codex is a report with `available: false`, not an error.
+ */
+async function discoverCodex(options) {
+  if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
+    throw new TypeError('discoverCodex: options must be an object')
+  }
+  let json
+  try {
+    json = await binding.discoverCodex(options === undefined ? undefined : JSON.stringify(options))
+  } catch (error) {
+    if (error && error.code === 'InvalidArg') throw new TypeError(error.message)
+    throw error
+  }
+  return JSON.parse(json)
+}
+
 let ajv = null
 const validators = new WeakMap()
 
@@ -193,4 +212,4 @@ async function runUtility(options) {
   }
 }
 
-module.exports = { runTurn, runUtility, UtilityError }
+module.exports = { runTurn, runUtility, discoverCodex, UtilityError }

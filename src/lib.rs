@@ -3,6 +3,7 @@
 //! The core (`protocol`, `transport`, `process`, `turn`, `events`, `stream`, `options`) knows
 //! nothing of Node; `binding` is the thin N-API layer over it.
 
+pub mod discovery;
 pub mod events;
 pub mod isolation;
 pub mod mcp_policy;

@@ -79,7 +79,11 @@ struct RawOptions {
 #[derive(Debug)]
 pub struct TurnOptions {
     pub prompt: String,
+    /// The working directory as the caller gave it (a host path).
     pub cwd: String,
+    /// The working directory as Codex sees it: `cwd` itself, or with a WSL locus its path
+    /// inside the distribution. This is what `thread/start` and `turn/start` carry.
+    pub thread_cwd: String,
     /// `None` when absent or empty: an empty model is an error on the wire.
     pub model: Option<String>,
     pub access: Access,
@@ -145,11 +149,18 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     if raw.request_timeout_ms == Some(0) {
         return Err(invalid("options.requestTimeoutMs must be greater than 0"));
     }
-    if let Some(locus) = &raw.locus {
-        if locus.wsl.distro.is_empty() {
+    let thread_cwd = match &raw.locus {
+        None => raw.cwd.clone(),
+        Some(locus) if locus.wsl.distro.trim().is_empty() => {
             return Err(invalid("options.locus.wsl.distro must be a non-empty string"));
         }
-    }
+        Some(locus) => crate::discovery::wsl_path(&raw.cwd, &locus.wsl.distro).ok_or_else(|| {
+            invalid(format!(
+                "options.cwd {:?} has no path inside the WSL distribution {:?}: give an absolute Windows path, a \\\\wsl$\\{} path or a path of the distribution",
+                raw.cwd, locus.wsl.distro, locus.wsl.distro
+            ))
+        })?,
+    };
     let env = raw.env.unwrap_or_default();
     for (key, value) in &env {
         if key.is_empty() || key.contains('=') || key.contains('\0') {
@@ -163,6 +174,7 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     Ok(TurnOptions {
         prompt: raw.prompt,
         cwd: raw.cwd,
+        thread_cwd,
         model: raw.model.filter(|m| !m.is_empty()),
         access: raw.access.unwrap_or_default(),
         effort: raw.effort,
@@ -206,5 +218,19 @@ mod tests {
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","env":{"A":1}}"#).starts_with("options.env.A:"));
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","mcp":{"servers":{"a":{}}}}"#).starts_with("options.mcp.servers.a"));
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","requestTimeoutMs":0}"#).starts_with("options.requestTimeoutMs"));
+    }
+
+    #[test]
+    fn a_wsl_locus_translates_the_cwd_for_codex() {
+        let parse_in = |cwd: &str| parse(&serde_json::json!({"prompt": "x", "cwd": cwd, "locus": {"wsl": {"distro": "Ubuntu"}}}).to_string());
+        let o = parse_in(r"C:\Users\a\repo").unwrap();
+        assert_eq!((o.cwd.as_str(), o.thread_cwd.as_str()), (r"C:\Users\a\repo", "/mnt/c/Users/a/repo"));
+        assert_eq!(parse_in(r"\\wsl.localhost\Ubuntu\home\a\repo").unwrap().thread_cwd, "/home/a/repo");
+        assert_eq!(parse_in("/home/a/repo").unwrap().thread_cwd, "/home/a/repo");
+        let e = parse_in(r"\\wsl$\Debian\home\a").unwrap_err().0;
+        assert!(e.starts_with(r#"options.cwd "\\\\wsl$\\Debian\\home\\a" has no path inside the WSL distribution "Ubuntu""#), "{e}");
+        assert!(parse_in("repo").is_err());
+        let o = parse(r#"{"prompt":"x","cwd":"/tmp"}"#).unwrap();
+        assert_eq!(o.thread_cwd, "/tmp");
     }
 }

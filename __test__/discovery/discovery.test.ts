@@ -4,7 +4,7 @@
 import { readFileSync, symlinkSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { discoverCodex } from '../../binding.js'
+import { discoverCodex } from '../../index.js'
 import { allProcesses, isAlive } from '../support/procs.js'
 import { AGENT, discover, Sandbox } from './fakes.js'
 
@@ -144,14 +144,23 @@ describe('discoverCodex', () => {
 
   it('probes eight slow candidates in parallel', async () => {
     const sb = sandbox()
+    const begun = sb.path('begun.log')
+    // Each handshake waits until all eight have begun (a barrier that serial probing could
+    // never pass: the first would time out), then takes 300 ms more.
     const dirs = Array.from({ length: 8 }, (_, i) => {
-      sb.codex(`p${i}/codex`, { handshake: `sleep 0.3; printf '%s\\n' '${AGENT}'` })
+      sb.codex(`p${i}/codex`, {
+        handshake: `echo $$ >> '${begun}'
+while [ "$(wc -l < '${begun}')" -lt 8 ]; do sleep 0.02; done
+sleep 0.3; printf '%s\\n' '${AGENT}'`,
+      })
       return sb.path(`p${i}`)
     })
     const started = Date.now()
     const d = await discover({ env: sb.env({ PATH: dirs.join(':') }) })
-    expect(Date.now() - started).toBeLessThan(1000)
-    expect(d.candidates.filter((c) => c.usable)).toHaveLength(8)
+    const elapsed = Date.now() - started
+    expect(d.candidates.filter((c) => c.usable), JSON.stringify(d.candidates)).toHaveLength(8)
+    // One after another, the 300 ms alone would add up to 2.4 s.
+    expect(elapsed).toBeLessThan(2400)
   })
 
   it('discovers and launches inside WSL through wsl.exe', async () => {
@@ -180,19 +189,27 @@ exec "$@"
     expect(calls).toContain(`-d Ubuntu --exec ${bin} app-server`)
   })
 
-  it('rejects invalid options with InvalidArg naming the option', async () => {
-    await expect(discoverCodex(JSON.stringify({ env: { A: 1 } }))).rejects.toMatchObject({
-      code: 'InvalidArg',
-      message: expect.stringMatching(/^options\.env\.A: invalid type/),
-    })
-    await expect(discoverCodex(JSON.stringify({ locus: { wsl: { distro: '' } } }))).rejects.toMatchObject({
-      code: 'InvalidArg',
-      message: 'options.locus.wsl.distro must be a non-empty string',
-    })
-    await expect(discoverCodex(JSON.stringify({ refesh: true }))).rejects.toMatchObject({
-      code: 'InvalidArg',
-      message: expect.stringContaining('refesh'),
-    })
-    await expect(discoverCodex('{')).rejects.toMatchObject({ code: 'InvalidArg' })
+  it('rejects invalid options with a TypeError naming the option', async () => {
+    const bad: unknown[] = [
+      [{ env: { A: 1 } }, /^options\.env\.A: invalid type/],
+      [{ locus: { wsl: { distro: '' } } }, /^options\.locus\.wsl\.distro must be a non-empty string$/],
+      [{ refesh: true }, /refesh/],
+      [{ env: { 'A=B': 'x' } }, /^options\.env has an invalid variable name/],
+      ['yes', /^discoverCodex: options must be an object$/],
+      [null, /^discoverCodex: options must be an object$/],
+    ]
+    for (const [options, message] of bad as [unknown, RegExp][]) {
+      const rejection = discoverCodex(options as never)
+      await expect(rejection).rejects.toThrow(TypeError)
+      await expect(rejection).rejects.toThrow(message)
+    }
+  })
+
+  it('reports the supported version range', async () => {
+    const sb = sandbox()
+    const d = await discover({ env: sb.env({}) })
+    expect(d.supportedVersions).toEqual({ minimum: '0.150.0', newestTested: '0.171.0' })
+    expect(d.available).toBe(false)
+    expect(d.reason).toMatch(/^no Codex CLI was found/)
   })
 })

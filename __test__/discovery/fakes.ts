@@ -6,26 +6,12 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
-import { discoverCodex } from '../../binding.js'
+import { type CodexCandidate, type Discovery, discoverCodex } from '../../index.js'
 
-export interface CodexCandidate {
-  path: string
-  source: 'env' | 'loginShellPath' | 'processPath' | 'knownDir' | 'desktopBundle'
-  launcher: string[] | null
-  version: string | null
-  usable: boolean
-  reason: string | null
-}
+export type { CodexCandidate, Discovery }
 
-export interface Discovery {
-  available: boolean
-  selected: CodexCandidate | null
-  candidates: CodexCandidate[]
-  reason: string | null
-}
-
-export async function discover(options: { env?: Record<string, string>; locus?: unknown; refresh?: boolean }): Promise<Discovery> {
-  return JSON.parse(await discoverCodex(JSON.stringify(options)))
+export async function discover(options: { env?: Record<string, string>; locus?: { wsl: { distro: string } }; refresh?: boolean }): Promise<Discovery> {
+  return discoverCodex(options)
 }
 
 /** Every variable discovery reads, blanked (an empty value counts as unset). */

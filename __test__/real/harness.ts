@@ -39,6 +39,8 @@ export interface RealTurnOptions {
   interruptGraceMs?: number
   requestTimeoutMs?: number
   signal?: AbortSignal
+  /** Extra environment for the child, merged over the temporary homes' environment. */
+  env?: Record<string, string>
   /** Extra runTurn options (merged last). */
   extra?: Partial<RunTurnOptions>
   /** Runs synchronously right after runTurn() returned, before iterating. */
@@ -115,7 +117,7 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
       prompt: options.prompt ?? 'Say hello.',
       cwd: cwd.path,
       codexPath: home.codexPath,
-      env: { ...home.env, [MARK_VAR]: mark },
+      env: { ...home.env, ...options.env, [MARK_VAR]: mark },
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       requestTimeoutMs: options.requestTimeoutMs ?? 15_000,

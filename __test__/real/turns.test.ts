@@ -2,7 +2,7 @@
 // API: successful turns. Invariants common to every scenario (started event, process group
 // empty, config.toml untouched, originator header) are checked in harness.ts.
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import {
@@ -12,6 +12,7 @@ import {
   messageResponse,
   usage,
 } from '../support/mock-responses.mjs'
+import { codexBinaryPath } from '../support/codex-home.mjs'
 import { eventually, isAlive } from '../support/procs.js'
 import { runRealTurn, usageOf } from './harness.js'
 
@@ -64,6 +65,18 @@ describe('real codex app-server: successful turns', () => {
 
     expect(r.of('retrying')).toEqual([])
     expect(t.structuredOutput ?? undefined).toBeUndefined()
+  })
+
+  it('without codexPath, runs the Codex that discovery finds on PATH', async () => {
+    const codex = codexBinaryPath()
+    const r = await runRealTurn({
+      scenario: [messageResponse(['Found ', 'you'], { id: 'resp_1', itemId: 'msg_1' })],
+      extra: { codexPath: undefined },
+      // No login shell, no explicit binary: the pinned CLI is found on the process PATH.
+      env: { PATH: `${dirname(codex)}:/usr/bin:/bin`, SHELL: '', RENNET_CODEX_BIN: '' },
+    })
+    expect(r.terminal).toMatchObject({ status: 'completed', finalMessage: 'Found you' })
+    expect(r.started?.codexPath).toBe(codex)
   })
 
   it('abort() after the terminal event changes nothing', async () => {

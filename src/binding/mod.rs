@@ -1,6 +1,7 @@
 //! The N-API surface: option parsing errors become `InvalidArg` (a `TypeError` in index.js),
 //! a turn runs on napi's tokio runtime, and its events cross into JavaScript as JSON batches.
 
+mod discovery;
 
 mod mcp;
 use crate::events::{Failure, FailureSource, Terminal};

@@ -126,11 +126,36 @@ pub struct Discovery {
     pub candidates: Vec<CodexCandidate>,
     /// Why Codex is unavailable (`null` when it is available).
     pub reason: Option<String>,
+    pub supported_versions: SupportedVersions,
+}
+
+/// The codex-cli versions this package accepts: from `minimum`; `newestTested` is the newest
+/// one its tests ran against (newer ones are accepted).
+#[derive(Serialize, Clone, Copy, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct SupportedVersions {
+    pub minimum: &'static str,
+    pub newest_tested: &'static str,
+}
+
+impl SupportedVersions {
+    pub const CURRENT: SupportedVersions =
+        SupportedVersions { minimum: MIN_SUPPORTED_VERSION, newest_tested: MAX_TESTED_VERSION };
 }
 
 impl Discovery {
+    fn new(selected: Option<CodexCandidate>, candidates: Vec<CodexCandidate>, reason: Option<String>) -> Discovery {
+        Discovery {
+            available: selected.is_some(),
+            selected,
+            candidates,
+            reason,
+            supported_versions: SupportedVersions::CURRENT,
+        }
+    }
+
     fn unavailable(candidates: Vec<CodexCandidate>, reason: String) -> Discovery {
-        Discovery { available: false, selected: None, candidates, reason: Some(reason) }
+        Discovery::new(None, candidates, Some(reason))
     }
 }
 
@@ -361,7 +386,7 @@ async fn run(env: Env, locus: Option<WslTarget>, os: Os) -> Discovery {
                 .join("; ")
         )),
     };
-    Discovery { available: selected.is_some(), selected, candidates, reason }
+    Discovery::new(selected, candidates, reason)
 }
 
 /// Examines the requests and pairs each file with its source; the directories matched by a

@@ -24,6 +24,7 @@ use tokio::time::Instant;
 /// closed, for the handshake: app-server exits within tens of milliseconds).
 pub const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// Between SIGTERM and SIGKILL.
+#[cfg(unix)]
 const TERM_GRACE: Duration = Duration::from_millis(500);
 /// Output kept from a helper (`--version`, the login shell, the WSL scripts).
 const MAX_OUTPUT: usize = 1024 * 1024;

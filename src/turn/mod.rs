@@ -3,6 +3,7 @@
 //! `drive` is generic over the byte streams and the process, so the same runner is driven by
 //! a scripted peer in `cargo test` and by the real `codex app-server` child in production.
 
+mod launch;
 pub mod policy;
 pub mod state;
 
@@ -136,7 +137,7 @@ where
         // directory makes the server mark the project trusted in the user's config.toml.
         // Full access is granted per turn instead (`sandboxPolicy`).
         let mut thread_params = json!({
-            "cwd": opts.cwd,
+            "cwd": opts.thread_cwd,
             "approvalPolicy": "never",
             "sandbox": "read-only",
         });
@@ -149,7 +150,7 @@ where
             // Codex merges configuration layers, so an empty table cannot clear the user's
             // servers: each configured one (project layers included) is disabled by name.
             let config = self
-                .request("config/read", json!({"cwd": opts.cwd}))
+                .request("config/read", json!({"cwd": opts.thread_cwd}))
                 .await
                 .map_err(isolation_doubt)?;
             let config: Value = parse_result("config/read", &config).map_err(isolation_doubt)?;
@@ -181,7 +182,7 @@ where
         let mut turn_params = json!({
             "threadId": thread.thread.id,
             "input": [{"type": "text", "text": opts.prompt, "text_elements": []}],
-            "cwd": opts.cwd,
+            "cwd": opts.thread_cwd,
             "approvalPolicy": "never",
             "sandboxPolicy": match opts.access {
                 Access::Full => json!({"type": "dangerFullAccess"}),
@@ -567,44 +568,15 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
         // Aborted before it began (an already-aborted signal): nothing to start.
         return Terminal::killed_before_start();
     }
-    if options.locus.is_some() {
-        return Terminal::failed(Failure::new(
-            FailureSource::Spawn,
-            "LOCUS_UNAVAILABLE",
-            "options.locus is not supported by this version of @rennet/codex yet",
-        ));
-    }
-    let program = match &options.codex_path {
-        Some(path) => std::path::PathBuf::from(path),
-        None => match which::which("codex") {
-            Ok(path) => path,
-            Err(e) => {
-                return Terminal::failed(Failure::new(
-                    FailureSource::Spawn,
-                    "CODEX_NOT_FOUND",
-                    format!("no codex executable on PATH: {e}"),
-                ))
-            }
-        },
+    // Discovery and the MCP inventory run child processes of their own and can take seconds:
+    // an abort meanwhile ends the turn at once, before anything of the turn is spawned.
+    let prepared = tokio::select! {
+        prepared = prepare_launch(options) => prepared,
+        () = stream.aborted() => return Terminal::killed_before_start(),
     };
-    let mut args: Vec<std::ffi::OsString> = vec!["app-server".into()];
-    if let Some(policy) = &options.mcp {
-        // Before anything is spawned: validation, the configured inventory, collisions.
-        match crate::mcp_policy::prepare(&program, &[], options.cwd.as_ref(), &options.env, policy).await {
-            Ok(extra) => args.extend(extra),
-            Err(e) => {
-                return Terminal::failed(Failure::new(FailureSource::Spawn, e.code, e.message).with_detail(e.detail))
-            }
-        }
-    }
-    if options.access == Access::ReadOnly {
-        args.extend(crate::isolation::feature_args());
-    }
-    let spec = LaunchSpec {
-        program: program.clone(),
-        args,
-        cwd: options.cwd.clone().into(),
-        env: options.env.clone(),
+    let (launch, spec) = match prepared {
+        Ok(prepared) => prepared,
+        Err(failure) => return Terminal::failed(failure),
     };
     let forwarded = AtomicUsize::new(0);
     let sink = stream.clone();
@@ -625,12 +597,30 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
             };
             return Terminal::failed(
                 Failure::new(FailureSource::Spawn, code, message)
-                    .with_detail(json!({"codexPath": program.display().to_string()})),
+                    .with_detail(json!({"codexPath": launch.codex_path})),
             );
         }
     };
-    let codex_path = program.display().to_string();
-    drive(spawned.stdout, spawned.stdin, spawned.process, options, &codex_path, stream).await
+    drive(spawned.stdout, spawned.stdin, spawned.process, options, &launch.codex_path, stream).await
+}
+
+/// The child to start: its launch, and `app-server` with the arguments the options call for.
+async fn prepare_launch(options: &TurnOptions) -> Result<(launch::ChildLaunch, LaunchSpec), Failure> {
+    let launch = launch::resolve(options).await?;
+    let mut args = launch.prefix_args.clone();
+    args.push("app-server".into());
+    if let Some(policy) = &options.mcp {
+        // Before anything is spawned: validation, the configured inventory, collisions.
+        let extra = crate::mcp_policy::prepare(&launch.program, &launch.prefix_args, &launch.host_cwd, &launch.env, policy)
+            .await
+            .map_err(|e| Failure::new(FailureSource::Spawn, e.code, e.message).with_detail(e.detail))?;
+        args.extend(extra);
+    }
+    if options.access == Access::ReadOnly {
+        args.extend(crate::isolation::feature_args());
+    }
+    let spec = LaunchSpec { program: launch.program.clone(), args, cwd: launch.host_cwd.clone(), env: launch.env.clone() };
+    Ok((launch, spec))
 }
 
 #[cfg(test)]

@@ -658,13 +658,24 @@ async fn a_full_queue_pauses_reading_but_abort_still_works() {
         p.start_turn().await;
         // Nobody pulls: after the queue fills, the runner stops reading and these writes
         // block on the pipe.
+        let stream = p.stream.clone();
         let flood = async {
             for i in 0..(crate::stream::MAX_QUEUED_EVENTS + 2000) {
                 p.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": i.to_string()})).await;
             }
         };
-        let blocked = tokio::time::timeout(Duration::from_millis(300), flood).await.is_err();
-        assert!(blocked, "the pipe should push back when nobody reads");
+        // Blocked means: the queue filled up and the flood still could not finish (a fixed
+        // timeout alone would also pass on a machine too busy to read 4096 events in time).
+        let filled_then_waited = async {
+            while stream.has_room() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        tokio::select! {
+            () = flood => panic!("the pipe should push back when nobody reads"),
+            () = filled_then_waited => {}
+        }
         p.stream.request_abort();
         p.until_stdin_closed().await;
     })
