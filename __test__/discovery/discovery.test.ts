@@ -2,22 +2,13 @@
 // ranking, the reason for each probe failure, the launcher run through the Node beside it,
 // caching, WSL through a stand-in wsl.exe, and option validation.
 import { readFileSync, symlinkSync } from 'node:fs'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { discoverCodex } from '../../index.js'
 import { allProcesses, isAlive } from '../support/procs.js'
-import { AGENT, discover, Sandbox } from './fakes.js'
+import { AGENT, discover, sandboxPerTest } from './fakes.js'
 
-const sandboxes: Sandbox[] = []
-afterEach(() => {
-  for (const sb of sandboxes.splice(0)) sb.cleanup()
-})
-
-function sandbox(): Sandbox {
-  const sb = new Sandbox()
-  sandboxes.push(sb)
-  return sb
-}
+const sandbox = sandboxPerTest()
 
 describe('discoverCodex', () => {
   it('ranks RENNET_CODEX_BIN, then the login-shell PATH, the process PATH and the known directories', async () => {

@@ -6,6 +6,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
+import { afterEach } from 'vitest'
+
 import { type CodexCandidate, type Discovery, discoverCodex } from '../../index.js'
 
 export type { CodexCandidate, Discovery }
@@ -149,5 +151,18 @@ echo bye
 
   cleanup(): void {
     rmSync(this.root, { recursive: true, force: true })
+  }
+}
+
+/** A factory of sandboxes that are removed after each test of the file that calls it. */
+export function sandboxPerTest(): () => Sandbox {
+  const made: Sandbox[] = []
+  afterEach(() => {
+    for (const sb of made.splice(0)) sb.cleanup()
+  })
+  return () => {
+    const sb = new Sandbox()
+    made.push(sb)
+    return sb
   }
 }

@@ -4,17 +4,13 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { codexBinaryPath, PINNED_CODEX_VERSION } from '../support/codex-home.mjs'
 import { eventually } from '../support/procs.js'
-import { discover, Sandbox } from './fakes.js'
+import { discover, sandboxPerTest } from './fakes.js'
 
-const sandboxes: Sandbox[] = []
-afterEach(() => {
-  for (const sb of sandboxes.splice(0)) sb.cleanup()
-})
-
+const sandbox = sandboxPerTest()
 /** Live processes running `exe` whose environment mentions `marker`. */
 function running(exe: string, marker: string): number[] {
   const out: number[] = []
@@ -30,8 +26,7 @@ function running(exe: string, marker: string): number[] {
 
 describe('discoverCodex with the pinned Codex', () => {
   it('passes the executable, version and handshake probes', async () => {
-    const sb = new Sandbox()
-    sandboxes.push(sb)
+    const sb = sandbox()
     const codex = codexBinaryPath()
     const codexHome = sb.dir('codex-home')
     const d = await discover({
@@ -55,8 +50,7 @@ describe('discoverCodex with the pinned Codex', () => {
   })
 
   it('runs the npm launcher through the node beside it when PATH has no node', async () => {
-    const sb = new Sandbox()
-    sandboxes.push(sb)
+    const sb = sandbox()
     const require = createRequire(__filename)
     const launcher = join(dirname(require.resolve('@openai/codex/package.json')), 'bin', 'codex.js')
     // A global npm prefix as a GUI process would see it: bin/codex links to the launcher and

@@ -4,22 +4,13 @@
 // wsl.exe, and can be aborted while discovery is still probing.
 import { readFileSync, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { runTurn, type RunTurnOptions, type TerminalEvent } from '../../index.js'
 import { collect, FAKE, FakeLog, within } from '../support/fake.js'
-import { Sandbox } from './fakes.js'
+import { sandboxPerTest } from './fakes.js'
 
-const sandboxes: Sandbox[] = []
-afterEach(() => {
-  for (const sb of sandboxes.splice(0)) sb.cleanup()
-})
-
-function sandbox(): Sandbox {
-  const sb = new Sandbox()
-  sandboxes.push(sb)
-  return sb
-}
+const sandbox = sandboxPerTest()
 
 /** PATH on which the fake's `#!/usr/bin/env node` finds this Node. */
 const NODE_PATH = `${dirname(process.execPath)}:/usr/bin:/bin`

@@ -3,6 +3,7 @@
 //! questions — the environment there, the login shell's PATH, what the candidate files are —
 //! so the ranking and probing above them are the same code.
 
+use crate::process::is_executable;
 use super::env::{Env, Os};
 use super::locations::{self, FileInfo, FileState};
 use super::probe::{self, Cmd, Scope};
@@ -234,17 +235,6 @@ fn resolve_windows(env: &Env, command: &str) -> Option<String> {
     let exe = [".exe".to_string()];
     let is_file = |p: &str| Path::new(p).is_file();
     env.path_dirs(Os::Windows).iter().find_map(|dir| locations::windows_lookup(dir, command, &exe, &is_file))
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    true
 }
 
 fn examine_native(os: Os, env: &Env, requests: &[Request]) -> Vec<(usize, FileInfo)> {
