@@ -9,10 +9,10 @@
 // Options: --cwd DIR (live only; default: a fresh empty temp dir), --read-only, --verbose
 // (also print native/diagnostic events). Ctrl-C aborts the turn (a second Ctrl-C exits).
 
-import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -90,17 +90,6 @@ function loadAddon() {
   }
 }
 
-function findOnPath(name) {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue
-    const candidate = join(dir, name)
-    try {
-      if (statSync(candidate).isFile()) return candidate
-    } catch {}
-  }
-  return null
-}
-
 async function setupMock() {
   const mock = await import('../__test__/support/mock-responses.mjs')
   const { createCodexHome, createGitCwd } = await import('../__test__/support/codex-home.mjs')
@@ -174,13 +163,14 @@ async function setupMock() {
   }
 }
 
-function setupLive() {
-  const fromEnv = process.env.RENNET_CODEX_BIN
-  const codexPath = fromEnv || findOnPath(process.platform === 'win32' ? 'codex.exe' : 'codex')
-  if (!codexPath || (isAbsolute(codexPath) && !existsSync(codexPath))) {
-    console.error(red(`no Codex CLI found (${fromEnv ? `RENNET_CODEX_BIN=${fromEnv} does not exist` : 'set RENNET_CODEX_BIN or put codex on PATH'})`))
+async function setupLive() {
+  const report = await addon.discoverCodex()
+  if (!report.available) {
+    console.error(red(`no usable Codex CLI: ${report.reason}`))
+    for (const c of report.candidates) console.error(`  ${c.path} (${c.source}): ${c.reason}`)
     process.exit(1)
   }
+  const { path: codexPath, source, version } = report.selected
   let cwd = flags.cwd ? resolve(flags.cwd) : null
   let tempCwd = null
   if (!cwd) {
@@ -189,11 +179,11 @@ function setupLive() {
   }
   return {
     banner: [
-      `${bold(yellow('mode: LIVE'))} — your Codex installation and login: ${codexPath}${fromEnv ? ' (RENNET_CODEX_BIN)' : ' (PATH)'}`,
+      `${bold(yellow('mode: LIVE'))} — your Codex installation and login: ${codexPath} (codex-cli ${version}, found by ${source})`,
       `  this spends a real model turn`,
       `  cwd ${cwd}${tempCwd ? ' (fresh temp dir; pass --cwd DIR to choose)' : ''}`,
     ],
-    options: { cwd, codexPath },
+    options: { cwd },
     async cleanup() {
       if (tempCwd) rmSync(tempCwd, { recursive: true, force: true })
     },
@@ -203,8 +193,9 @@ function setupLive() {
 // ---------------------------------------------------------------------------------------------
 // The turn
 
-const { runTurn } = loadAddon()
-const mode = flags.live ? setupLive() : await setupMock()
+const addon = loadAddon()
+const { runTurn } = addon
+const mode = flags.live ? await setupLive() : await setupMock()
 for (const l of mode.banner) line(l)
 if (flags.readOnly) line('  access: read-only')
 line(`${cyan('prompt')} ${prompt}`)
