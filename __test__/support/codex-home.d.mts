@@ -26,6 +26,9 @@ export interface CodexHome {
   cleanup(): void
 }
 
+/** The environment that confines a Codex child to temporary homes. */
+export function isolatedEnv(home: string, codexHome: string): Record<string, string>
+
 export function createCodexHome(options: {
   baseUrl: string
   model?: string

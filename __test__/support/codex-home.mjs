@@ -85,6 +85,32 @@ function tempDir(prefix) {
 }
 
 /**
+ * The environment that confines a Codex child to temporary homes: merged over the inherited
+ * one, it also blanks variables that would make the child reach outside (API keys, BASH_ENV)
+ * and keeps loopback off any proxy.
+ * @param {string} home
+ * @param {string} codexHome
+ * @returns {Record<string, string>}
+ */
+export function isolatedEnv(home, codexHome) {
+  return {
+    HOME: home,
+    CODEX_HOME: codexHome,
+    OPENAI_API_KEY: '',
+    CODEX_API_KEY: '',
+    OPENAI_BASE_URL: '',
+    BASH_ENV: '',
+    ENV: '',
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
+    NO_PROXY: '127.0.0.1,localhost',
+    no_proxy: '127.0.0.1,localhost',
+  }
+}
+
+/**
  * A fresh HOME and CODEX_HOME (both temporary) with config.toml pointing at `baseUrl`.
  * `env` is what to pass to runTurn: it is merged over the inherited environment, so it
  * also blanks variables that would make the child reach outside (API keys, BASH_ENV) and
@@ -100,19 +126,7 @@ export function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 're
   const configText = renderConfigToml({ baseUrl, model, extra: extraConfig })
   writeFileSync(configPath, configText)
   const env = {
-    HOME: home,
-    CODEX_HOME: codexHome,
-    OPENAI_API_KEY: '',
-    CODEX_API_KEY: '',
-    OPENAI_BASE_URL: '',
-    BASH_ENV: '',
-    ENV: '',
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_DATA_HOME: join(home, '.local', 'share'),
-    XDG_STATE_HOME: join(home, '.local', 'state'),
-    NO_PROXY: '127.0.0.1,localhost',
-    no_proxy: '127.0.0.1,localhost',
+    ...isolatedEnv(home, codexHome),
     // Deterministic git inside the child (commands the scripted model runs).
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',
