@@ -158,3 +158,30 @@ export class UtilityError extends Error {
 
 /** A structured one-shot call; rejects with a `UtilityError`. */
 export function runUtility(options: UtilityOptions): Promise<UtilityResult>
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace'
+
+/** One structured log record of the native core. Never carries prompts, parameters or secrets. */
+export interface LogRecord {
+  /** Milliseconds since the Unix epoch. */
+  time: number
+  level: LogLevel
+  /** The module that logged it; the child's stderr lines have `rennet_codex::stderr` (debug). */
+  target: string
+  message: string
+  fields: Record<string, string | number | boolean>
+  /** Records dropped before this one because the logger fell behind. */
+  dropped?: number
+}
+
+export interface LoggerOptions {
+  /** `RENNET_LOG` syntax, e.g. `rennet_codex=debug`; default: `RENNET_LOG`, else `rennet_codex=info`. */
+  filter?: string
+}
+
+/**
+ * Hands the native core's log records to `logger` instead of stderr (`RENNET_LOG`). Delivery
+ * never blocks a turn: when the logger falls behind, records are dropped and counted. `null`
+ * removes the logger. Throws a TypeError for an invalid `options.filter`.
+ */
+export function setLogger(logger: ((record: LogRecord) => void) | null, options?: LoggerOptions): void
