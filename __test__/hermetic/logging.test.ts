@@ -39,7 +39,7 @@ describe('logging', () => {
     const debug = stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=debug' })
     expect(debug).toMatch(/DEBUG rennet_codex::turn: request id=1 method="initialize"/)
     expect(debug).toMatch(/DEBUG rennet_codex::stderr: thread panicked: fake crash for the test/)
-    expect(debug).toMatch(/INFO rennet_codex::turn: turn ended status=Failed code="PROCESS_EXITED"/)
+    expect(debug).toMatch(/INFO rennet_codex::turn: turn ended status="failed" code="PROCESS_EXITED"/)
 
     const info = stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=info' })
     expect(info).toMatch(/turn ended/)

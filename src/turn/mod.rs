@@ -370,7 +370,7 @@ where
             }
             Incoming::Request { id, method, params: _ } => {
                 let answer = policy::answer(&method, self.options.access);
-                tracing::debug!(method = %method, reply = ?answer.kind, "server request answered");
+                tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
                 self.send(&Reply { id: &id, result: answer.result.as_ref(), error: answer.error.as_ref() }).await;
                 self.stream.push(&HarnessEvent::ServerRequest { method, id, reply: answer.kind });
             }
@@ -569,8 +569,10 @@ fn exit_message(exit: ExitInfo) -> String {
 /// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
 pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
     let terminal = start_and_drive(&options, &stream).await;
+    // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
+    let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
     let code = terminal.failure.as_ref().map(|f| f.code);
-    tracing::info!(status = ?terminal.status, code, "turn ended");
+    tracing::info!(status = status.as_str(), cancellation = cancellation.as_str(), code, "turn ended");
     stream.finish(terminal);
 }
 
