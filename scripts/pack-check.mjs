@@ -33,8 +33,11 @@ if (!existsSync(join(ROOT, addon))) fail(`${addon} is not built: run pnpm build 
 const keep = process.argv.includes('--keep')
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-pack-')))
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+// npm and the consumer run as from a plain shell: without the npm_* variables a `pnpm run`
+// exports (pnpm's own settings, which npm would misread).
+const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)))
 const run = (cmd, args, cwd, extra = {}) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32', ...extra })
+  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32', env: baseEnv, ...extra })
 
 function fail(message) {
   console.error(`pack:check: ${message}`)
@@ -96,7 +99,7 @@ try {
   writeFileSync(join(consumer, 'turn-esm.mjs'), turnScript(`${requireLine}import * as codex from ${JSON.stringify(pkg.name)}`))
   writeFileSync(join(consumer, 'turn-cjs.mjs'), turnScript(`${requireLine}const codex = require(${JSON.stringify(pkg.name)})`))
   for (const script of ['turn-esm.mjs', 'turn-cjs.mjs']) {
-    const result = JSON.parse(run(process.execPath, [script], consumer, { env: { ...process.env, RENNET_LOG: '' } }).trim().split('\n').pop())
+    const result = JSON.parse(run(process.execPath, [script], consumer, { env: { ...baseEnv, RENNET_LOG: '' } }).trim().split('\n').pop())
     console.log(`${script}: ${result.status}, "${result.finalMessage}", events ${result.events.join(' ')}`)
     if (result.status !== 'completed' || result.finalMessage !== 'packed and installed') {
       fail(`${script} did not complete the turn: ${JSON.stringify(result)}`)
