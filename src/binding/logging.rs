@@ -122,13 +122,12 @@ impl<S: Subscriber> Layer<S> for JsLayer {
         }
         let slot = JS.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         let Some(logger) = slot.as_ref() else { return };
-        let record = record_json(event, DROPPED.swap(0, Ordering::Relaxed));
-        match logger.call(record, ThreadsafeFunctionCallMode::NonBlocking) {
-            Status::Ok => {}
-            // Queue full (JavaScript is behind) or closing: drop it; the next record says so.
-            _ => {
-                DROPPED.fetch_add(1, Ordering::Relaxed);
-            }
+        let carried = DROPPED.swap(0, Ordering::Relaxed);
+        let record = record_json(event, carried);
+        if logger.call(record, ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok {
+            // Queue full (JavaScript is behind) or closing: this record is dropped too, and the
+            // count it carried goes to the next one that gets through.
+            DROPPED.fetch_add(carried + 1, Ordering::Relaxed);
         }
     }
 }
