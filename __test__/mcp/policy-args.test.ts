@@ -169,11 +169,14 @@ describe('mcpPolicyArgs against the real codex app-server', () => {
     const fx = fixture()
     const server = appServer([], fx, fx.env)
     await startThread(server, fx.project)
-    await server.waitFor(
-      (n) => n.method === 'mcpServer/startupStatus/updated' && n.params?.name === 'fixture_stdio' && n.params?.status === 'ready',
-      20_000,
-      'fixture_stdio ready',
-    )
+    // Both start concurrently: waiting for one alone let the check race the other's start.
+    for (const name of ['fixture_stdio', 'fixture_project']) {
+      await server.waitFor(
+        (n) => n.method === 'mcpServer/startupStatus/updated' && n.params?.name === name && n.params?.status === 'ready',
+        20_000,
+        `${name} ready`,
+      )
+    }
     await server.close()
     const started = fx.starts().map((s) => s.name)
     expect(started).toContain('fixture_stdio')
