@@ -15,12 +15,16 @@ afterEach(async () => {
   await cleanupFakes()
 })
 
-/** Runs one fake `crash` turn in a fresh Node with `env`; returns its stderr. */
-function stderrOfChildTurn(env: Record<string, string>): string {
+/**
+ * Runs one fake `crash` turn in a fresh Node with `env` (after `prelude`, which may use
+ * `codex`); returns its stderr.
+ */
+function stderrOfChildTurn(env: Record<string, string>, prelude = ''): string {
   const script = `
-    const { runTurn } = require(${JSON.stringify(INDEX)})
-    runTurn({ prompt: 'p', cwd: ${JSON.stringify(tempDir())}, codexPath: ${JSON.stringify(FAKE)},
-              env: { FAKE_SCENARIO: 'crash' } }).outcome.then((t) => process.stdout.write(t.status))`
+    const codex = require(${JSON.stringify(INDEX)})
+    ${prelude}
+    codex.runTurn({ prompt: 'p', cwd: ${JSON.stringify(tempDir())}, codexPath: ${JSON.stringify(FAKE)},
+                    env: { FAKE_SCENARIO: 'crash' } }).outcome.then((t) => process.stdout.write(t.status))`
   const child = spawnSync(process.execPath, ['-e', script], {
     env: { ...process.env, RENNET_LOG: '', ...env },
     encoding: 'utf8',
@@ -50,6 +54,16 @@ describe('logging', () => {
     expect(records).toContainEqual(
       expect.objectContaining({ level: 'DEBUG', target: 'rennet_codex::stderr', message: 'thread panicked: fake crash for the test' }),
     )
+  })
+
+  it('setLogger takes the records away from stderr, with RENNET_LOG as its filter', () => {
+    const prelude = `const seen = []
+      codex.setLogger((r) => seen.push(r))
+      process.on('exit', () => {
+        const levels = new Set(seen.map((r) => r.level))
+        require('node:fs').writeSync(2, 'callback got ' + (seen.length > 0) + ' ' + [...levels].sort().join(','))
+      })`
+    expect(stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=debug' }, prelude)).toBe('callback got true debug,info')
   })
 
   it('an invalid RENNET_LOG is one line on stderr and logging stays off', () => {
