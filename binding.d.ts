@@ -48,6 +48,15 @@ export declare function mcpInventory(optionsJson: string): Promise<string>
 export declare function mcpPolicyArgs(optionsJson: string): Promise<Array<string>>
 
 /**
+ * Sends log records to `callback` (the JSON text of `{time, level, target, message, fields,
+ * dropped?}`) instead of stderr, filtered by `filter` (`EnvFilter` syntax; default:
+ * `RENNET_LOG`, else `rennet_codex=info`). `null` removes the callback: records go back to
+ * stderr when `RENNET_LOG` is set and are off otherwise. An invalid filter throws
+ * `InvalidArg` naming `options.filter`.
+ */
+export declare function setLogger(callback: ((recordJson: string) => void) | null, filter?: string | undefined | null): void
+
+/**
  * Validates the options (JSON text of the options object without `signal`) and starts the
  * turn in the background. Invalid options throw `InvalidArg` with a message naming the option.
  */

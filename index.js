@@ -212,4 +212,37 @@ async function runUtility(options) {
   }
 }
 
-module.exports = { runTurn, runUtility, discoverCodex, UtilityError }
+let loggerWarned = false
+
+/**
+ * Sends the native core's log records to `logger` instead of stderr; `null` removes it.
+ * A logger that throws is reported once as a process warning and never reaches the turn.
+ */
+function setLogger(logger, options) {
+  if (logger !== null && typeof logger !== 'function') {
+    throw new TypeError('setLogger: logger must be a function or null')
+  }
+  if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
+    throw new TypeError('setLogger: options must be an object')
+  }
+  const filter = options === undefined ? undefined : options.filter
+  if (filter !== undefined && typeof filter !== 'string') {
+    throw new TypeError('options.filter must be a string')
+  }
+  const deliver =
+    logger === null
+      ? null
+      : (json) => {
+          try {
+            logger(JSON.parse(json))
+          } catch (error) {
+            if (!loggerWarned) {
+              loggerWarned = true
+              process.emitWarning(`@rennet/codex: the logger threw: ${error && error.message}`)
+            }
+          }
+        }
+  nativeCall(() => binding.setLogger(deliver, filter))
+}
+
+module.exports = { runTurn, runUtility, discoverCodex, setLogger, UtilityError }

@@ -15,6 +15,10 @@ import {
 import { codexBinaryPath } from '../support/codex-home.mjs'
 import { eventually, isAlive } from '../support/procs.js'
 import { runRealTurn, usageOf } from './harness.js'
+import type { NativeItem } from '../../index.js'
+
+/** The item when it is a command execution (narrowed to that kind of ThreadItem). */
+const asCommand = (item: NativeItem | undefined) => (item?.type === 'commandExecution' ? item : undefined)
 
 describe('real codex app-server: successful turns', () => {
   it('streams a plain answer: deltas add up to finalMessage, usage matches the SSE usage', async () => {
@@ -147,7 +151,7 @@ describe('real codex app-server: successful turns', () => {
     expect(t.status).toBe('completed')
     expect(t.finalMessage).toBe('Done.')
 
-    const startedCmd = r.of('itemStarted').find((e) => e.item.type === 'commandExecution')?.item
+    const startedCmd = asCommand(r.of('itemStarted').find((e) => e.item.type === 'commandExecution')?.item)
     expect(startedCmd).toMatchObject({ id: 'call_1', status: 'inProgress' })
     expect(String(startedCmd?.command)).toContain('echo out-line')
     expect(startedCmd?.cwd).toBe(r.cwd.path)
@@ -159,7 +163,7 @@ describe('real codex app-server: successful turns', () => {
     expect(streamed).toContain('out-line\n')
     expect(streamed).toContain('err-line\n')
 
-    const doneCmd = r.of('itemCompleted').find((e) => e.item.type === 'commandExecution')?.item
+    const doneCmd = asCommand(r.of('itemCompleted').find((e) => e.item.type === 'commandExecution')?.item)
     expect(doneCmd).toMatchObject({ id: 'call_1', exitCode: 3, status: 'failed' })
     expect(String(doneCmd?.aggregatedOutput)).toContain('out-line')
     expect(String(doneCmd?.aggregatedOutput)).toContain('err-line')

@@ -2,6 +2,7 @@
 //! a turn runs on napi's tokio runtime, and its events cross into JavaScript as JSON batches.
 
 mod discovery;
+mod logging;
 
 mod mcp;
 use crate::events::{Failure, FailureSource, Terminal};

@@ -266,6 +266,8 @@ where
         let id = self.next_id;
         self.next_id += 1;
         self.pending.insert(id, method);
+        // Never the params: they carry the prompt and the caller's configuration.
+        tracing::debug!(id, method, "request");
         self.send(&Outgoing { id: Some(id), method, params: Some(params) }).await;
         let deadline = Instant::now() + self.options.request_timeout;
         match self.pump(Some((id, method, deadline))).await {
@@ -343,6 +345,7 @@ where
         self.pending.insert(id, method::TURN_INTERRUPT);
         self.send(&Outgoing { id: Some(id), method: method::TURN_INTERRUPT, params: Some(params) }).await;
         self.interrupt_deadline = Some(Instant::now() + self.options.interrupt_grace);
+        tracing::debug!(id, "abort: turn/interrupt sent");
         Ok(())
     }
 
@@ -351,6 +354,10 @@ where
             Incoming::Response { id, outcome } => {
                 match id.as_i64().and_then(|n| self.pending.remove(&n).map(|m| (n, m))) {
                     Some((n, method)) if method != method::TURN_INTERRUPT => {
+                        match &outcome {
+                            Ok(_) => tracing::debug!(id = n, method, "response"),
+                            Err(e) => tracing::debug!(id = n, method, code = e.code, "error response: {}", e.message),
+                        }
                         self.responses.insert(n, outcome);
                     }
                     // The interrupt's answer changes nothing: `turn/completed` decides.
@@ -363,10 +370,12 @@ where
             }
             Incoming::Request { id, method, params: _ } => {
                 let answer = policy::answer(&method, self.options.access);
+                tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
                 self.send(&Reply { id: &id, result: answer.result.as_ref(), error: answer.error.as_ref() }).await;
                 self.stream.push(&HarnessEvent::ServerRequest { method, id, reply: answer.kind });
             }
             Incoming::Notification { method, params } => {
+                tracing::trace!(method = %method, "notification");
                 let mut out = std::mem::take(&mut self.scratch);
                 self.state.notification(method, params, frame.line, &mut out);
                 self.emit(out);
@@ -560,6 +569,10 @@ fn exit_message(exit: ExitInfo) -> String {
 /// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
 pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
     let terminal = start_and_drive(&options, &stream).await;
+    // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
+    let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
+    let code = terminal.failure.as_ref().map(|f| f.code);
+    tracing::info!(status = status.as_str(), cancellation = cancellation.as_str(), code, "turn ended");
     stream.finish(terminal);
 }
 
@@ -587,7 +600,11 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
         }
     });
     let spawned = match spawned {
-        Ok(spawned) => spawned,
+        Ok(spawned) => {
+            // The program only: argv may carry MCP header values, and env values are secrets.
+            tracing::info!(program = %spec.program.display(), pid = spawned.process.pid(), "codex app-server started");
+            spawned
+        }
         Err(e) => {
             let (code, message) = match e {
                 SpawnError::NotFound(m) => ("CODEX_NOT_FOUND", m),

@@ -1,0 +1,157 @@
+// Logging: off by default, RENNET_LOG to stderr, setLogger to a callback, the child's stderr at
+// debug level, no secret in any record, and a slow or throwing logger never holds up a turn.
+import { spawnSync } from 'node:child_process'
+import { resolve } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { setLogger } from '../../index.js'
+import type { LogRecord } from '../../index.js'
+import { FAKE, cleanupFakes, fakeRun, tempDir } from '../support/fake.js'
+import { eventually, isAlive } from '../support/procs.js'
+
+const INDEX = resolve(__dirname, '../../index.js')
+
+afterEach(async () => {
+  setLogger(null)
+  await cleanupFakes()
+})
+
+/**
+ * Runs one fake `crash` turn in a fresh Node with `env` (after `prelude`, which may use
+ * `codex`); returns its stderr.
+ */
+function stderrOfChildTurn(env: Record<string, string>, prelude = ''): string {
+  const script = `
+    const codex = require(${JSON.stringify(INDEX)})
+    ${prelude}
+    codex.runTurn({ prompt: 'p', cwd: ${JSON.stringify(tempDir())}, codexPath: ${JSON.stringify(FAKE)},
+                    env: { FAKE_SCENARIO: 'crash' } }).outcome.then((t) => process.stdout.write(t.status))`
+  const child = spawnSync(process.execPath, ['-e', script], {
+    env: { ...process.env, RENNET_LOG: '', ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  })
+  expect(child.stdout).toBe('failed')
+  return child.stderr
+}
+
+describe('logging', () => {
+  it('is off by default', () => {
+    expect(stderrOfChildTurn({})).toBe('')
+  })
+
+  it('RENNET_LOG writes filtered records to stderr, the child stderr lines at debug', () => {
+    const debug = stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=debug' })
+    expect(debug).toMatch(/DEBUG rennet_codex::turn: request id=1 method="initialize"/)
+    expect(debug).toMatch(/DEBUG rennet_codex::stderr: thread panicked: fake crash for the test/)
+    expect(debug).toMatch(/INFO rennet_codex::turn: turn ended status="failed" code="PROCESS_EXITED"/)
+
+    const info = stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=info' })
+    expect(info).toMatch(/turn ended/)
+    expect(info).not.toMatch(/DEBUG/)
+
+    const json = stderrOfChildTurn({ RENNET_LOG: 'rennet_codex::stderr=debug', RENNET_LOG_FORMAT: 'json' })
+    const records = json.trim().split('\n').map((l) => JSON.parse(l))
+    expect(records).toContainEqual(
+      expect.objectContaining({ level: 'DEBUG', target: 'rennet_codex::stderr', message: 'thread panicked: fake crash for the test' }),
+    )
+  })
+
+  it('setLogger takes the records away from stderr, with RENNET_LOG as its filter', () => {
+    const prelude = `const seen = []
+      codex.setLogger((r) => seen.push(r))
+      process.on('exit', () => {
+        const levels = new Set(seen.map((r) => r.level))
+        require('node:fs').writeSync(2, 'callback got ' + (seen.length > 0) + ' ' + [...levels].sort().join(','))
+      })`
+    expect(stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=debug' }, prelude)).toBe('callback got true debug,info')
+  })
+
+  it('an invalid RENNET_LOG is one line on stderr and logging stays off', () => {
+    const out = stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=[loud' })
+    expect(out.trim().split('\n')).toHaveLength(1)
+    expect(out).toMatch(/^@rennet\/codex: RENNET_LOG is not a valid filter/)
+  })
+
+  it('setLogger hands records to a callback, never with a secret in them', async () => {
+    const records: LogRecord[] = []
+    setLogger((r) => records.push(r), { filter: 'rennet_codex=trace' })
+    const secret = 'sk-test-0123456789-do-not-log'
+    const run = await fakeRun('crash', { prompt: `use ${secret}`, env: { OPENAI_API_KEY: secret, RENNET_SECRET_HEADER: secret } })
+    expect(run.terminal.failure?.code).toBe('PROCESS_EXITED')
+    expect(await eventually(() => records.some((r) => r.message === 'turn ended'))).toBe(true)
+
+    const stderrLine = records.find((r) => r.target === 'rennet_codex::stderr')
+    expect(stderrLine).toMatchObject({ level: 'debug', message: 'thread panicked: fake crash for the test' })
+    expect(records).toContainEqual(
+      expect.objectContaining({ level: 'debug', target: 'rennet_codex::turn', message: 'request', fields: { id: 3, method: 'turn/start' } }),
+    )
+    expect(records.every((r) => typeof r.time === 'number' && r.time > 0)).toBe(true)
+    for (const r of records) expect(JSON.stringify(r)).not.toContain(secret)
+
+    // Removed: nothing more arrives.
+    setLogger(null)
+    const before = records.length
+    await fakeRun('minimal')
+    expect(records.length).toBe(before)
+  })
+
+  it('the filter decides what reaches the callback', async () => {
+    const records: LogRecord[] = []
+    setLogger((r) => records.push(r))
+    await fakeRun('crash')
+    expect(await eventually(() => records.some((r) => r.message === 'turn ended'))).toBe(true)
+    expect(records.every((r) => r.level === 'info' || r.level === 'warn' || r.level === 'error')).toBe(true)
+  })
+
+  it('a logger that throws does not hold up the turn', async () => {
+    let calls = 0
+    setLogger(
+      () => {
+        calls++
+        throw new Error('broken logger')
+      },
+      { filter: 'rennet_codex=trace' },
+    )
+    const n = 20_000
+    const { events, terminal } = await fakeRun('burst', { fake: { FAKE_BURST: String(n) } })
+    expect(terminal.status).toBe('completed')
+    expect(events.filter((e) => e.type === 'messageDelta')).toHaveLength(n)
+    expect(calls).toBeGreaterThan(0)
+  })
+
+  it('drops and counts records while JavaScript is busy; the turn runs to its end meanwhile', async () => {
+    const records: LogRecord[] = []
+    let childGone = false
+    setLogger(
+      (record) => {
+        records.push(record)
+        if (record.message !== 'codex app-server started') return
+        // Hold the JavaScript thread until the child has exited: the runner reads the whole
+        // turn, answers it and ends the child without JavaScript, logging each notification.
+        const pid = Number(record.fields.pid)
+        const until = Date.now() + 20_000
+        while (isAlive(pid) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
+        childGone = !isAlive(pid)
+      },
+      { filter: 'rennet_codex=trace' },
+    )
+    const n = 2_000 // below the event queue's bound, so the fake never waits for a reader
+    const { events, terminal } = await fakeRun('burst', { fake: { FAKE_BURST: String(n) } })
+    expect(childGone).toBe(true)
+    expect(terminal.status).toBe('completed')
+    expect(events.filter((e) => e.type === 'messageDelta')).toHaveLength(n)
+    expect(await eventually(() => records.some((r) => r.message === 'turn ended'))).toBe(true)
+    const dropped = records.reduce((sum, r) => sum + (r.dropped ?? 0), 0)
+    // n notifications were logged while JavaScript was held; the queue keeps 1024 of them.
+    expect(dropped).toBeGreaterThan(n - 1024 - 10)
+    expect(records.length + dropped).toBeGreaterThan(n)
+  })
+
+  it('rejects bad arguments with a TypeError naming them', () => {
+    expect(() => setLogger('x' as never)).toThrow(new TypeError('setLogger: logger must be a function or null'))
+    expect(() => setLogger(() => {}, { filter: 3 as never })).toThrow(new TypeError('options.filter must be a string'))
+    expect(() => setLogger(() => {}, { filter: 'rennet_codex=[' })).toThrow(TypeError)
+    expect(() => setLogger(() => {}, { filter: 'rennet_codex=[' })).toThrow(/^options\.filter "rennet_codex=\[" is not a valid log filter/)
+  })
+})
+

@@ -1,0 +1,6 @@
+// ESM entry of @rennet/codex: the same module instance as `require('@rennet/codex')`, so
+// `UtilityError` checks with `instanceof` hold whichever way the package was loaded.
+import api from './index.js'
+
+export const { runTurn, runUtility, discoverCodex, setLogger, UtilityError } = api
+export default api

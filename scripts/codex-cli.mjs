@@ -1,0 +1,40 @@
+// The Codex CLI the schema tooling talks to: RENNET_CODEX_BIN when set, else the pinned
+// `@openai/codex` devDependency. Generation runs under a throwaway HOME/CODEX_HOME so that
+// neither the user's configuration nor their credentials are read.
+
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { codexBinaryPath } from '../__test__/support/codex-home.mjs'
+
+export function codexCli() {
+  return process.env.RENNET_CODEX_BIN || codexBinaryPath()
+}
+
+export function codexVersion(bin) {
+  const out = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
+  const match = /(\d+\.\d+\.\d+\S*)/.exec(out)
+  if (!match) throw new Error(`${bin} --version printed no version: ${out}`)
+  return match[1]
+}
+
+/**
+ * Runs `codex app-server <subcommand> --out <dir>` into a fresh temporary directory and hands
+ * it to `use`; the directory is removed afterwards.
+ */
+export function withGenerated(bin, subcommand, use) {
+  const root = mkdtempSync(join(tmpdir(), 'rennet-schema-'))
+  try {
+    const home = join(root, 'home')
+    const out = join(root, 'out')
+    mkdirSync(join(home, '.codex'), { recursive: true })
+    execFileSync(bin, ['app-server', subcommand, '--out', out], {
+      env: { ...process.env, HOME: home, CODEX_HOME: join(home, '.codex'), USERPROFILE: home },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
+    return use(out)
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
