@@ -67,7 +67,8 @@ describe('jsonrpc failures', () => {
   })
 
   it('fails with REQUEST_TIMEOUT naming turn/start when the turn is never acknowledged', async () => {
-    const { events, terminal, log } = await fakeRun('no-turn-start-response', { requestTimeoutMs: 300 })
+    // Long enough for the fake's start-up on a loaded machine: it applies to initialize too.
+    const { events, terminal, log } = await fakeRun('no-turn-start-response', { requestTimeoutMs: 1500 })
     expect(types(events)).toEqual(['started', 'threadStarted', 'terminal'])
     expect(terminal).toEqual({
       type: 'terminal',
