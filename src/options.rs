@@ -197,7 +197,11 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     let env = raw.env.unwrap_or_default();
     for (key, value) in &env {
         if key.is_empty() || key.contains('=') || key.contains('\0') {
-            return Err(invalid(format!("options.env has an invalid variable name {key:?}")));
+            // Only what precedes a `=` or NUL: `"TOKEN=value"` passed as a name holds a value.
+            let shown = key.split(['=', '\0']).next().unwrap_or("");
+            return Err(invalid(format!(
+                "options.env has an invalid variable name starting {shown:?} (names must be non-empty, without '=' or NUL)"
+            )));
         }
         if value.contains('\0') {
             return Err(invalid(format!("options.env.{key} contains a NUL character")));
@@ -262,6 +266,7 @@ mod tests {
             format!(r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":{{"url":"http://127.0.0.1/","httpHeaders":{{"X":7}},"bearerTokenEnvVar":"{canary}"}}}}}}}}"#),
             format!(r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":"{canary}"}}}}}}"#),
             format!(r#"{{"prompt":"x","cwd":"/tmp","interruptGraceMs":"{canary}"}}"#),
+            format!(r#"{{"prompt":"x","cwd":"/tmp","env":{{"TOKEN={canary}":"x"}}}}"#),
         ];
         for json in &wrong_places {
             let message = err(json);
