@@ -59,13 +59,14 @@ export async function eventually(check: () => boolean, ms = 3000, every = 25): P
  * gives each child (the fake logs it), inherited by everything the child starts unless it
  * replaces its environment.
  */
-export function liveWithMarker(marker: string): number[] {
+export function liveWithMarker(marker: string, { prefix = false } = {}): number[] {
   const needle = `RENNET_CODEX_TREE=${marker}`
+  const matches = (entry: string) => (prefix ? entry.startsWith(needle) : entry === needle)
   return allProcesses()
     .filter((p) => p.state !== 'Z')
     .filter((p) => {
       try {
-        return readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').includes(needle)
+        return readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').some(matches)
       } catch {
         return false
       }
