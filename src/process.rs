@@ -310,6 +310,8 @@ pub mod tree {
     }
 
     /// The child's process group plus every member found so far.
+    // Members and the marker are only looked for where /proc exists.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub struct Tree {
         pgid: i32,
         marker: Option<String>,
