@@ -48,6 +48,9 @@ pub trait ServerProcess: Send {
     fn pid(&self) -> u32;
     /// Waits up to `within` for the process to exit on its own.
     fn wait_exit(&mut self, within: Duration) -> impl Future<Output = Option<ExitInfo>> + Send;
+    /// Notes what the process has started, while it still runs: called before its stdin is
+    /// closed, since it exits on EOF and what it leaves behind is then harder to find.
+    fn capture_tree(&mut self) {}
     /// Ends the process and everything it started, and reaps it. Stdin is already closed.
     fn end_tree(&mut self) -> impl Future<Output = ExitInfo> + Send;
     /// The last lines the process wrote to stderr.
@@ -82,6 +85,8 @@ pub struct ChildProcess {
     tail: Arc<Mutex<VecDeque<String>>>,
     /// This child's value of [`TREE_MARKER_VAR`].
     marker: String,
+    /// What `capture_tree` found.
+    tree: Option<tree::Tree>,
 }
 
 /// Set in the child's environment to a value unique to the turn, so that descendants orphaned
@@ -130,7 +135,7 @@ pub fn spawn(spec: &LaunchSpec, on_stderr: impl Fn(String) + Send + 'static) -> 
     let stderr = child.stderr.take().expect("stderr is piped");
     let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_LINES)));
     tokio::spawn(drain_stderr(stderr, tail.clone(), on_stderr));
-    Ok(Spawned { process: ChildProcess { child, pid, exit: None, tail, marker }, stdin, stdout })
+    Ok(Spawned { process: ChildProcess { child, pid, exit: None, tail, marker, tree: None }, stdin, stdout })
 }
 
 fn check_launch(spec: &LaunchSpec) -> Result<(), SpawnError> {
@@ -248,9 +253,16 @@ impl ServerProcess for ChildProcess {
         }
     }
 
+    fn capture_tree(&mut self) {
+        // While the child lives, its orphans are re-parented to it (it is their subreaper).
+        self.tree = Some(tree::Tree::capture_marked(self.pid, Some(&self.marker)));
+    }
+
     async fn end_tree(&mut self) -> ExitInfo {
-        // Captured while the child may still live: its orphans are re-parented to it.
-        let mut tree = tree::Tree::capture_marked(self.pid, Some(&self.marker));
+        let mut tree = match self.tree.take() {
+            Some(tree) => tree,
+            None => tree::Tree::capture_marked(self.pid, Some(&self.marker)),
+        };
         let polite = self.wait_exit(EXIT_GRACE).await;
         tree.refresh();
         tree.signal(tree::Signal::Term);
