@@ -301,7 +301,8 @@ impl ServerProcess for ChildProcess {
 ///      before each signal, so descendants that changed group or session are found;
 ///   4. every process that carries the child's per-turn marker in its environment
 ///      ([`TREE_MARKER_VAR`], inherited by default across `fork` and `exec`) is a member too:
-///      this finds what was orphaned to init after the child itself died (a crash).
+///      this finds what was orphaned to init after the child itself died (a crash). Each
+///      readable `/proc/<pid>/environ` is only compared with that one entry, never kept.
 ///
 ///   Limits: a descendant that both replaced its environment (`env -i`, or an exec with an
 ///   explicit environment) *and* was orphaned after the child died is not found; neither is one
