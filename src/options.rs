@@ -18,7 +18,8 @@ pub enum Access {
     ReadOnly,
 }
 
-#[derive(Deserialize, Debug)]
+/// `Debug` shows header names, never their values.
+#[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpServer {
     pub url: String,
@@ -75,8 +76,17 @@ struct RawOptions {
     request_timeout_ms: Option<u64>,
 }
 
-/// Validated options of one turn.
-#[derive(Debug)]
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("url", &"<redacted>")
+            .field("bearer_token_env_var", &self.bearer_token_env_var)
+            .field("http_headers", &self.http_headers.as_ref().map(|h| h.keys().collect::<Vec<_>>()))
+            .finish()
+    }
+}
+
+/// Validated options of one turn. `Debug` shows variable names of `env`, never their values.
 pub struct TurnOptions {
     pub prompt: String,
     /// The working directory as the caller gave it (a host path).
@@ -98,6 +108,27 @@ pub struct TurnOptions {
     pub request_timeout: Duration,
 }
 
+impl std::fmt::Debug for TurnOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnOptions")
+            .field("prompt", &self.prompt)
+            .field("cwd", &self.cwd)
+            .field("thread_cwd", &self.thread_cwd)
+            .field("model", &self.model)
+            .field("access", &self.access)
+            .field("effort", &self.effort)
+            .field("output_schema", &self.output_schema)
+            .field("thread_id", &self.thread_id)
+            .field("mcp", &self.mcp)
+            .field("codex_path", &self.codex_path)
+            .field("locus", &self.locus)
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("interrupt_grace", &self.interrupt_grace)
+            .field("request_timeout", &self.request_timeout)
+            .finish()
+    }
+}
+
 #[derive(Debug, PartialEq)]
 pub struct OptionsError(pub String);
 
@@ -111,20 +142,57 @@ fn invalid(message: impl Into<String>) -> OptionsError {
     OptionsError(message.into())
 }
 
-/// Parses and validates the JSON text of a `runTurn` options object.
-pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
+/// serde names the offending value (`invalid type: string "Bearer …", expected a map`): an
+/// `env` or header value in the wrong place would be echoed into the error. Keeps the kind only.
+fn without_value(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(prefix) {
+            if let Some(at) = rest.rfind(", expected ") {
+                let kind = rest[..at].split([' ', '`']).next().unwrap_or("");
+                return format!("{prefix}{kind}{}", &rest[at..]);
+            }
+        }
+    }
+    message.to_string()
+}
+
+/// Deserializes the JSON text of an options object; errors name the option
+/// (`options.env.A: invalid type: integer, expected a string`) and never a value.
+pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, OptionsError> {
     let de = &mut serde_json::Deserializer::from_str(json);
-    let raw: RawOptions = serde_path_to_error::deserialize(de).map_err(|e| {
+    serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // serde_json appends the position in our own JSON text, which means nothing to callers.
-        let inner = inner.split(" at line ").next().unwrap_or(&inner).to_string();
+        let inner = without_value(inner.split(" at line ").next().unwrap_or(&inner));
         if path == "." {
             invalid(format!("options: {inner}"))
         } else {
             invalid(format!("options.{path}: {inner}"))
         }
-    })?;
+    })
+}
+
+/// Variable names and values a child environment can hold.
+pub fn check_env(env: &BTreeMap<String, String>) -> Result<(), OptionsError> {
+    for (key, value) in env {
+        if key.is_empty() || key.contains('=') || key.contains('\0') {
+            // Only what precedes a `=` or NUL: `"TOKEN=value"` passed as a name holds a value.
+            let shown = key.split(['=', '\0']).next().unwrap_or("");
+            return Err(invalid(format!(
+                "options.env has an invalid variable name starting {shown:?} (names must be non-empty, without '=' or NUL)"
+            )));
+        }
+        if value.contains('\0') {
+            return Err(invalid(format!("options.env.{key} contains a NUL character")));
+        }
+    }
+    Ok(())
+}
+
+/// Parses and validates the JSON text of a `runTurn` options object.
+pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
+    let raw: RawOptions = from_json(json)?;
 
     if raw.prompt.trim().is_empty() {
         return Err(invalid("options.prompt must be a non-empty string"));
@@ -162,14 +230,7 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
         })?,
     };
     let env = raw.env.unwrap_or_default();
-    for (key, value) in &env {
-        if key.is_empty() || key.contains('=') || key.contains('\0') {
-            return Err(invalid(format!("options.env has an invalid variable name {key:?}")));
-        }
-        if value.contains('\0') {
-            return Err(invalid(format!("options.env.{key} contains a NUL character")));
-        }
-    }
+    check_env(&env)?;
 
     Ok(TurnOptions {
         prompt: raw.prompt,
@@ -232,5 +293,37 @@ mod tests {
         assert!(parse_in("repo").is_err());
         let o = parse(r#"{"prompt":"x","cwd":"/tmp"}"#).unwrap();
         assert_eq!(o.thread_cwd, "/tmp");
+    }
+
+    #[test]
+    fn errors_and_debug_never_show_values() {
+        let canary = "canary-7f3a9";
+        let wrong_places = [
+            format!(r#"{{"prompt":"x","cwd":"/tmp","env":"A={canary}"}}"#),
+            format!(r#"{{"prompt":"x","cwd":"/tmp","env":{{"A":["{canary}"]}}}}"#),
+            format!(r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":{{"url":"http://127.0.0.1/","httpHeaders":"X: {canary}"}}}}}}}}"#),
+            format!(r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":{{"url":"http://127.0.0.1/","httpHeaders":{{"X":7}},"bearerTokenEnvVar":"{canary}"}}}}}}}}"#),
+            format!(r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":"{canary}"}}}}}}"#),
+            format!(r#"{{"prompt":"x","cwd":"/tmp","interruptGraceMs":"{canary}"}}"#),
+            format!(r#"{{"prompt":"x","cwd":"/tmp","env":{{"TOKEN={canary}":"x"}}}}"#),
+        ];
+        for json in &wrong_places {
+            let message = err(json);
+            assert!(message.starts_with("options."), "{message}");
+            assert!(!message.contains(canary), "{message}");
+        }
+        assert_eq!(
+            err(r#"{"prompt":"x","cwd":"/tmp","env":"A=secret"}"#),
+            "options.env: invalid type: string, expected a map"
+        );
+
+        let parsed = parse(&format!(
+            r#"{{"prompt":"x","cwd":"/tmp","env":{{"TOKEN":"{canary}"}},
+                "mcp":{{"servers":{{"s":{{"url":"http://127.0.0.1/{canary}","httpHeaders":{{"X-Key":"{canary}"}}}}}}}}}}"#
+        ))
+        .unwrap();
+        let debug = format!("{parsed:?}");
+        assert!(!debug.contains(canary), "{debug}");
+        assert!(debug.contains("TOKEN") && debug.contains("X-Key"), "{debug}");
     }
 }

@@ -48,6 +48,9 @@ pub trait ServerProcess: Send {
     fn pid(&self) -> u32;
     /// Waits up to `within` for the process to exit on its own.
     fn wait_exit(&mut self, within: Duration) -> impl Future<Output = Option<ExitInfo>> + Send;
+    /// Notes what the process has started, while it still runs: called before its stdin is
+    /// closed, since it exits on EOF and what it leaves behind is then harder to find.
+    fn capture_tree(&mut self) {}
     /// Ends the process and everything it started, and reaps it. Stdin is already closed.
     fn end_tree(&mut self) -> impl Future<Output = ExitInfo> + Send;
     /// The last lines the process wrote to stderr.
@@ -80,23 +83,51 @@ pub struct ChildProcess {
     pid: u32,
     exit: Option<ExitInfo>,
     tail: Arc<Mutex<VecDeque<String>>>,
+    /// This child's value of [`TREE_MARKER_VAR`].
+    marker: String,
+    /// What `capture_tree` found.
+    tree: Option<tree::Tree>,
+}
+
+/// Set in the child's environment to a value unique to the turn, so that descendants orphaned
+/// after the child died can still be found (see [`tree`]).
+pub const TREE_MARKER_VAR: &str = "RENNET_CODEX_TREE";
+
+fn tree_marker() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    format!("{}-{n}-{nanos}", std::process::id())
 }
 
 /// Starts the program with piped stdio in a new process group. Every stderr line goes to
 /// `on_stderr` as it arrives (the pipe is always drained) and into a bounded tail.
 pub fn spawn(spec: &LaunchSpec, on_stderr: impl Fn(String) + Send + 'static) -> Result<Spawned, SpawnError> {
     check_launch(spec)?;
+    let marker = tree_marker();
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(TREE_MARKER_VAR, &marker)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     #[cfg(unix)]
     command.process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe and touches nothing of the parent's state.
+    unsafe {
+        command.pre_exec(|| {
+            // Orphans below the child stay in its tree (see `tree`); kept across exec.
+            if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     let mut child = command.spawn().map_err(|e| classify_spawn_error(&spec.program, e))?;
     let pid = child.id().unwrap_or(0);
     let stdin = child.stdin.take().expect("stdin is piped");
@@ -104,7 +135,7 @@ pub fn spawn(spec: &LaunchSpec, on_stderr: impl Fn(String) + Send + 'static) -> 
     let stderr = child.stderr.take().expect("stderr is piped");
     let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_LINES)));
     tokio::spawn(drain_stderr(stderr, tail.clone(), on_stderr));
-    Ok(Spawned { process: ChildProcess { child, pid, exit: None, tail }, stdin, stdout })
+    Ok(Spawned { process: ChildProcess { child, pid, exit: None, tail, marker, tree: None }, stdin, stdout })
 }
 
 fn check_launch(spec: &LaunchSpec) -> Result<(), SpawnError> {
@@ -222,9 +253,18 @@ impl ServerProcess for ChildProcess {
         }
     }
 
+    fn capture_tree(&mut self) {
+        // While the child lives, its orphans are re-parented to it (it is their subreaper).
+        self.tree = Some(tree::Tree::capture_marked(self.pid, Some(&self.marker)));
+    }
+
     async fn end_tree(&mut self) -> ExitInfo {
-        let tree = tree::Tree::capture(self.pid);
+        let mut tree = match self.tree.take() {
+            Some(tree) => tree,
+            None => tree::Tree::capture_marked(self.pid, Some(&self.marker)),
+        };
         let polite = self.wait_exit(EXIT_GRACE).await;
+        tree.refresh();
         tree.signal(tree::Signal::Term);
         if polite.is_none() {
             let _ = self.wait_exit(TERM_GRACE).await;
@@ -246,6 +286,33 @@ impl ServerProcess for ChildProcess {
 }
 
 /// Finding and signalling everything a child started.
+///
+/// A turn's child may start processes that leave its process group (`setpgid`) or its session
+/// (`setsid`), and daemons that double-fork so that their parent link is cut. Process groups
+/// alone do not find those. What each platform does:
+///
+/// - **Linux.** Four nets, each catching what the previous one misses:
+///   1. the child's process group (`killpg`), for everything that stays in it;
+///   2. the child is made a *child subreaper* (`PR_SET_CHILD_SUBREAPER`, set between `fork`
+///      and `exec`, kept across `exec`): while it lives, every orphan below it — a
+///      double-forked daemon, the grandchild of a `setsid -f` — is re-parented to it rather
+///      than to init, so the parent links in `/proc` still lead to it;
+///   3. the tree is walked through those parent links in `/proc` when the turn ends, and again
+///      before each signal, so descendants that changed group or session are found;
+///   4. every process that carries the child's per-turn marker in its environment
+///      ([`TREE_MARKER_VAR`], inherited by default across `fork` and `exec`) is a member too:
+///      this finds what was orphaned to init after the child itself died (a crash). Each
+///      readable `/proc/<pid>/environ` is only compared with that one entry, never kept.
+///
+///   Limits: a descendant that both replaced its environment (`env -i`, or an exec with an
+///   explicit environment) *and* was orphaned after the child died is not found; neither is one
+///   running as another user (its `/proc` entries are not readable). Every member is
+///   remembered with its start time, so a recycled pid is never signalled. Orphans that exit
+///   while the child lives stay zombies of the child until it exits (the child does not reap
+///   processes it did not start); they are reaped by init afterwards.
+/// - **macOS and other Unix.** The process group only: there is no subreaper and no `/proc`.
+///   Descendants that call `setpgid` or `setsid` survive the turn.
+/// - **Windows.** Only the child itself is killed (a Job object would be needed for its tree).
 pub mod tree {
     use std::time::Duration;
 
@@ -255,17 +322,67 @@ pub mod tree {
         Kill,
     }
 
-    /// The child's process group plus every descendant seen when the tree was captured (a
-    /// descendant may have moved to another group or session).
+    /// The child's process group plus every member found so far.
+    // Members and the marker are only looked for where /proc exists.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub struct Tree {
         pgid: i32,
-        descendants: Vec<i32>,
+        marker: Option<String>,
+        /// Pid and start time (clock ticks since boot) of every member found.
+        members: Vec<(i32, u64)>,
     }
 
     impl Tree {
+        /// Finds the tree of `pid`, the leader of its own process group.
         pub fn capture(pid: u32) -> Tree {
-            let pgid = pid as i32;
-            Tree { pgid, descendants: descendants(pgid) }
+            Tree::capture_marked(pid, None)
+        }
+
+        /// Like [`Tree::capture`], also finding every process whose environment holds `marker`
+        /// as the value of [`super::TREE_MARKER_VAR`].
+        pub fn capture_marked(pid: u32, marker: Option<&str>) -> Tree {
+            let mut tree = Tree { pgid: pid as i32, marker: marker.map(str::to_string), members: Vec::new() };
+            #[cfg(target_os = "linux")]
+            tree.add(&scan(), pid as i32);
+            tree.refresh();
+            tree
+        }
+
+        /// Adds members that appeared since the last look.
+        pub fn refresh(&mut self) {
+            #[cfg(target_os = "linux")]
+            {
+                let all = scan();
+                // Only members still known by their start time: a recycled pid's children are
+                // someone else's.
+                let roots: Vec<i32> = self
+                    .members
+                    .iter()
+                    .filter(|(pid, start)| all.iter().any(|p| p.pid == *pid && p.start == *start))
+                    .map(|m| m.0)
+                    .collect();
+                for pid in descendants(&all, &roots) {
+                    self.add(&all, pid);
+                }
+                if let Some(marker) = &self.marker {
+                    let needle = format!("{}={marker}", super::TREE_MARKER_VAR);
+                    for entry in all.iter().filter(|p| !p.zombie) {
+                        if !self.members.iter().any(|m| m.0 == entry.pid) && carries(entry.pid, needle.as_bytes()) {
+                            self.members.push((entry.pid, entry.start));
+                        }
+                    }
+                }
+            }
+        }
+
+        #[cfg(target_os = "linux")]
+        fn add(&mut self, all: &[ProcEntry], pid: i32) {
+            if self.members.iter().any(|m| m.0 == pid) {
+                return;
+            }
+            if let Some(entry) = all.iter().find(|p| p.pid == pid) {
+                self.members.push((pid, entry.start));
+            }
         }
 
         pub fn signal(&self, signal: Signal) {
@@ -275,10 +392,14 @@ pub mod tree {
                     Signal::Term => libc::SIGTERM,
                     Signal::Kill => libc::SIGKILL,
                 };
-                // SAFETY: plain syscalls on pids we started; ESRCH (already gone) is fine.
+                // SAFETY: plain syscalls on processes of this tree; ESRCH (gone) is fine.
                 unsafe {
                     libc::killpg(self.pgid, sig);
-                    for &pid in &self.descendants {
+                }
+                #[cfg(target_os = "linux")]
+                for pid in self.live_members() {
+                    // SAFETY: as above; the start time check rules out a recycled pid.
+                    unsafe {
                         libc::kill(pid, sig);
                     }
                 }
@@ -287,16 +408,45 @@ pub mod tree {
             let _ = signal;
         }
 
-        fn any_alive(&self) -> bool {
-            any_alive(self.pgid, &self.descendants)
+        /// Members still running, matched by pid and start time.
+        #[cfg(target_os = "linux")]
+        fn live_members(&self) -> Vec<i32> {
+            let all = scan();
+            self.members
+                .iter()
+                .filter(|(pid, start)| all.iter().any(|p| p.pid == *pid && p.start == *start && !p.zombie))
+                .map(|m| m.0)
+                .collect()
         }
 
-        /// After SIGTERM: waits up to `grace` for the rest of the tree, then kills what is left.
-        pub async fn finish(&self, grace: Duration) {
+        /// Whether anything of the tree still runs (zombies do not count: an orphaned zombie
+        /// waits for its new parent, not for us).
+        pub fn any_alive(&self) -> bool {
+            #[cfg(target_os = "linux")]
+            {
+                scan().iter().any(|p| {
+                    !p.zombie && (p.pgrp == self.pgid || self.members.iter().any(|m| m.0 == p.pid && m.1 == p.start))
+                })
+            }
+            #[cfg(all(unix, not(target_os = "linux")))]
+            {
+                // SAFETY: signal 0 only checks for existence.
+                unsafe { libc::killpg(self.pgid, 0) == 0 }
+            }
+            #[cfg(not(unix))]
+            {
+                false
+            }
+        }
+
+        /// After SIGTERM: waits up to `grace` for the rest of the tree, then kills what is left
+        /// (including members that appeared meanwhile).
+        pub async fn finish(&mut self, grace: Duration) {
             let until = tokio::time::Instant::now() + grace;
             while self.any_alive() && tokio::time::Instant::now() < until {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            self.refresh();
             if self.any_alive() {
                 self.signal(Signal::Kill);
             }
@@ -308,10 +458,11 @@ pub mod tree {
         pid: i32,
         ppid: i32,
         pgrp: i32,
+        start: u64,
         zombie: bool,
     }
 
-    /// Every process in /proc with its parent, group and whether it is a zombie.
+    /// Every process in /proc with its parent, group, start time and whether it is a zombie.
     #[cfg(target_os = "linux")]
     fn scan() -> Vec<ProcEntry> {
         let mut out = Vec::new();
@@ -329,49 +480,43 @@ pub mod tree {
             let Some((_, rest)) = stat.rsplit_once(')') else {
                 continue;
             };
-            let mut fields = rest.split_whitespace();
-            let state = fields.next().unwrap_or("");
-            let ppid = fields.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-            let pgrp = fields.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-            out.push(ProcEntry { pid, ppid, pgrp, zombie: state == "Z" });
+            // Fields from the state (3rd in proc(5)) on: ppid, pgrp, … starttime (22nd).
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let field = |i: usize| fields.get(i).and_then(|s| s.parse().ok());
+            out.push(ProcEntry {
+                pid,
+                ppid: field(1).unwrap_or(0) as i32,
+                pgrp: field(2).unwrap_or(0) as i32,
+                start: field(19).unwrap_or(0),
+                zombie: fields.first() == Some(&"Z"),
+            });
         }
         out
     }
 
-    /// Every process below `root`, found through the parent links in /proc.
+    /// Every process below any of `roots`, found through the parent links.
     #[cfg(target_os = "linux")]
-    fn descendants(root: i32) -> Vec<i32> {
-        let all = scan();
-        let mut found = vec![root];
+    fn descendants(all: &[ProcEntry], roots: &[i32]) -> Vec<i32> {
+        let mut found: Vec<i32> = roots.to_vec();
         let mut i = 0;
         while i < found.len() {
             let parent = found[i];
-            found.extend(all.iter().filter(|p| p.ppid == parent).map(|p| p.pid));
+            for p in all.iter().filter(|p| p.ppid == parent) {
+                if !found.contains(&p.pid) {
+                    found.push(p.pid);
+                }
+            }
             i += 1;
         }
-        found.remove(0);
-        found
+        found.split_off(roots.len())
     }
 
-    /// Zombies do not count: an orphaned zombie waits for its new parent, not for us.
+    /// Whether the environment `pid` started with holds the exact entry `needle`.
     #[cfg(target_os = "linux")]
-    fn any_alive(pgid: i32, descendants: &[i32]) -> bool {
-        scan().iter().any(|p| !p.zombie && (p.pgrp == pgid || descendants.contains(&p.pid)))
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn descendants(_root: i32) -> Vec<i32> {
-        Vec::new()
-    }
-
-    #[cfg(all(unix, not(target_os = "linux")))]
-    fn any_alive(pgid: i32, _descendants: &[i32]) -> bool {
-        // SAFETY: signal 0 only checks for existence.
-        unsafe { libc::killpg(pgid, 0) == 0 }
-    }
-
-    #[cfg(not(unix))]
-    fn any_alive(_pgid: i32, _descendants: &[i32]) -> bool {
-        false
+    fn carries(pid: i32, needle: &[u8]) -> bool {
+        match std::fs::read(format!("/proc/{pid}/environ")) {
+            Ok(environ) => environ.split(|&b| b == 0).any(|entry| entry == needle),
+            Err(_) => false,
+        }
     }
 }

@@ -39,10 +39,12 @@ export interface RealTurnOptions {
   interruptGraceMs?: number
   requestTimeoutMs?: number
   signal?: AbortSignal
-  /** Extra environment for the child, merged over the temporary homes' environment. */
+  /** Extra variables for the child's environment (merged over the temp HOME/CODEX_HOME ones). */
   env?: Record<string, string>
   /** Extra runTurn options (merged last). */
   extra?: Partial<RunTurnOptions>
+  /** Runs before runTurn(), with the Codex home, cwd and mock in place (e.g. to snapshot them). */
+  beforeTurn?: (setup: { home: CodexHome; cwd: GitCwd; mock: MockServer }) => void
   /** Runs synchronously right after runTurn() returned, before iterating. */
   afterRunTurn?: (ctx: RealTurnContext) => void
   /** Runs for every event; return 'break' to break out of the for-await loop. */
@@ -113,11 +115,12 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
   let startedPgrp: number | null = null
   let watchdogFired = false
   try {
+    options.beforeTurn?.({ home, cwd, mock })
     const turn = runTurn({
       prompt: options.prompt ?? 'Say hello.',
       cwd: cwd.path,
       codexPath: home.codexPath,
-      env: { ...home.env, ...options.env, [MARK_VAR]: mark },
+      env: { ...home.env, [MARK_VAR]: mark, ...options.env },
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       requestTimeoutMs: options.requestTimeoutMs ?? 15_000,

@@ -71,6 +71,8 @@ export interface StartEntry {
   scenario: string
   /** Two environment variables as the fake saw them (see the fixture). */
   probe: { inherited: string | null; overridden: string | null }
+  /** The addon's per-turn process-tree marker in the fake's environment (see process.rs). */
+  marker?: string | null
 }
 
 // Loose JSON shapes of wire messages.

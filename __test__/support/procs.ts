@@ -53,3 +53,28 @@ export async function eventually(check: () => boolean, ms = 3000, every = 25): P
     await new Promise((r) => setTimeout(r, every))
   }
 }
+
+/**
+ * Live processes whose environment holds `RENNET_CODEX_TREE=<marker>`: the marker the addon
+ * gives each child (the fake logs it), inherited by everything the child starts unless it
+ * replaces its environment.
+ */
+export function liveWithMarker(marker: string, { prefix = false } = {}): number[] {
+  const needle = `RENNET_CODEX_TREE=${marker}`
+  const matches = (entry: string) => (prefix ? entry.startsWith(needle) : entry === needle)
+  return allProcesses()
+    .filter((p) => p.state !== 'Z')
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').some(matches)
+      } catch {
+        return false
+      }
+    })
+    .map((p) => p.pid)
+}
+
+/** How many file descriptors this process has open. */
+export function openFds(): number {
+  return readdirSync('/proc/self/fd').length
+}

@@ -496,19 +496,7 @@ pub fn parse_options(json: Option<&str>) -> Result<DiscoverOptions, String> {
     let json = json.map(str::trim).filter(|j| !j.is_empty() && *j != "null" && *j != "undefined");
     let raw: RawOptions = match json {
         None => RawOptions::default(),
-        Some(json) => {
-            let de = &mut serde_json::Deserializer::from_str(json);
-            serde_path_to_error::deserialize(de).map_err(|e| {
-                let path = e.path().to_string();
-                let inner = e.into_inner().to_string();
-                let inner = inner.split(" at line ").next().unwrap_or(&inner).to_string();
-                if path == "." {
-                    format!("options: {inner}")
-                } else {
-                    format!("options.{path}: {inner}")
-                }
-            })?
-        }
+        Some(json) => crate::options::from_json(json).map_err(|e| e.0)?,
     };
     let locus = match raw.locus {
         Some(locus) if locus.wsl.distro.trim().is_empty() => {
@@ -518,13 +506,6 @@ pub fn parse_options(json: Option<&str>) -> Result<DiscoverOptions, String> {
         None => None,
     };
     let env = raw.env.unwrap_or_default();
-    for (key, value) in &env {
-        if key.is_empty() || key.contains('=') || key.contains('\0') {
-            return Err(format!("options.env has an invalid variable name {key:?}"));
-        }
-        if value.contains('\0') {
-            return Err(format!("options.env.{key} contains a NUL character"));
-        }
-    }
+    crate::options::check_env(&env).map_err(|e| e.0)?;
     Ok(DiscoverOptions { locus, env: env.into_iter().collect(), refresh: raw.refresh.unwrap_or(false) })
 }

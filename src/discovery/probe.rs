@@ -156,7 +156,7 @@ async fn finish(child: &mut Child, pid: Option<u32>, wait_for: Duration, scope: 
     #[cfg(unix)]
     {
         use crate::process::tree::{Signal, Tree};
-        let tree = (scope == Scope::Tree).then(|| Tree::capture(pid));
+        let mut tree = (scope == Scope::Tree).then(|| Tree::capture(pid));
         let mut exit = wait(child, wait_for).await;
         let send = |signal: Signal| match &tree {
             Some(tree) => tree.signal(signal),
@@ -170,7 +170,7 @@ async fn finish(child: &mut Child, pid: Option<u32>, wait_for: Duration, scope: 
             send(Signal::Kill);
             exit = child.wait().await.ok().map(ExitInfo::from);
         }
-        match &tree {
+        match &mut tree {
             Some(tree) => tree.finish(TERM_GRACE).await,
             None => {
                 let until = Instant::now() + TERM_GRACE;

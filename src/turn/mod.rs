@@ -385,6 +385,8 @@ where
 
     /// Closes stdin, ends the process tree, and builds the terminal frame.
     async fn finish(mut self, ending: Ending) -> Terminal {
+        // Before stdin closes: the server exits on EOF and its orphans leave its tree.
+        self.process.capture_tree();
         if let Some(writer) = self.writer.take() {
             writer.close().await;
         }

@@ -769,3 +769,5 @@ async fn read_only_turn_fails_closed_on_any_doubt() {
         assert!(r.sent("turn/start").is_empty(), "{step}: turn/start must not be sent");
     }
 }
+
+mod proptests;
