@@ -39,13 +39,22 @@ export declare function discoverCodex(optionsJson?: string | undefined | null): 
 export declare function mcpInventory(optionsJson: string): Promise<string>
 
 /**
- * The arguments `runTurn` puts after `app-server` for `options.mcp`:
- * `["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`. Runs `codex mcp list --json`
- * first. Rejects with `MCP_NOT_LOOPBACK`, `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`,
- * `MCP_INVENTORY_INVALID` or `MCP_NAME_COLLISION` at the start of the message.
- * The result carries header values: do not log it.
+ * What `runTurn` adds to the child for `options.mcp`: `args`
+ * (`["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`) and `env` (the header
+ * values). Runs `codex mcp list --json` first. Rejects with `MCP_NOT_LOOPBACK`,
+ * `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`, `MCP_INVENTORY_INVALID` or
+ * `MCP_NAME_COLLISION` at the start of the message.
  */
-export declare function mcpPolicyArgs(optionsJson: string): Promise<Array<string>>
+export declare function mcpPolicyArgs(optionsJson: string): Promise<McpPolicyLaunch>
+
+/**
+ * What a child needs for an MCP policy: the arguments after `app-server` and the variables
+ * holding header values (merge them over the child's environment; never log them).
+ */
+export interface McpPolicyLaunch {
+  args: Array<string>
+  env: Record<string, string>
+}
 
 /**
  * Sends log records to `callback` (the JSON text of `{time, level, target, message, fields,

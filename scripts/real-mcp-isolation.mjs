@@ -125,13 +125,19 @@ function nativeError(error) {
 
 /** Starts app-server with the policy's arguments and reads the per-thread MCP state. */
 async function probe({ codexPath, cwd, env, policyName, policy }) {
-  let args
+  let launch
   try {
-    args = await binding().mcpPolicyArgs(JSON.stringify({ cwd, codexPath, env, mcp: policy }))
+    launch = await binding().mcpPolicyArgs(JSON.stringify({ cwd, codexPath, env, mcp: policy }))
   } catch (error) {
     return { policyName, error: nativeError(error) }
   }
-  const server = startAppServer({ codexPath, args: [...args, '--disable', 'shell_snapshot'], cwd, env })
+  // Header values come as variables for the child's environment, as runTurn passes them.
+  const server = startAppServer({
+    codexPath,
+    args: [...launch.args, '--disable', 'shell_snapshot'],
+    cwd,
+    env: { ...env, ...launch.env },
+  })
   try {
     await server.initialize()
     const started = await server.request('thread/start', { cwd, ephemeral: true, sandbox: 'read-only', approvalPolicy: 'never' })
@@ -157,7 +163,7 @@ async function probe({ codexPath, cwd, env, policyName, policy }) {
     const startups = server.notifications
       .filter((n) => n.method === 'mcpServer/startupStatus/updated' && n.params?.threadId === threadId)
       .map((n) => ({ name: n.params.name, status: n.params.status }))
-    return { policyName, args, threadId, statuses, configServers, startups }
+    return { policyName, args: launch.args, threadId, statuses, configServers, startups }
   } catch (error) {
     return { policyName, error: { code: 'PROBE_FAILED', message: error.message, stderr: server.stderr.slice(-20) } }
   } finally {

@@ -94,7 +94,7 @@ describe('mcpPolicyArgs against the real codex app-server', () => {
     const fx = fixture(model.url)
     const mcp = await loopbackServer()
     const env = { ...fx.env, RENNET_TEST_TOKEN: TOKEN }
-    const args = await mcpPolicyArgs(
+    const { args, env: headerEnv } = await mcpPolicyArgs(
       policyJson(fx, env, {
         [SERVER]: { url: mcp.url, bearerTokenEnvVar: 'RENNET_TEST_TOKEN', httpHeaders: { 'X-Rennet-Test': HEADER_VALUE } },
       }),
@@ -102,8 +102,12 @@ describe('mcpPolicyArgs against the real codex app-server', () => {
     expect(args.slice(0, 3)).toEqual(['--disable', 'plugins', '-c'])
     expect(args).toHaveLength(4)
     expect(args[3]).toMatch(/^mcp_servers=\{/)
+    // The header value travels in the child's environment, never in its argv.
+    expect(args.join(' ')).not.toContain(HEADER_VALUE)
+    expect(Object.values(headerEnv)).toEqual([HEADER_VALUE])
 
-    const server = appServer(args, fx, env)
+    const server = appServer(args, fx, { ...env, ...headerEnv })
+    expect(readFileSync(`/proc/${server.pid}/cmdline`, 'utf8')).not.toContain(HEADER_VALUE)
     const threadId = await startThread(server, fx.project)
     await server.waitFor(
       (n) => n.method === 'mcpServer/startupStatus/updated' && n.params?.name === SERVER && n.params?.status === 'ready',
@@ -141,7 +145,7 @@ describe('mcpPolicyArgs against the real codex app-server', () => {
   it('empty policy: every configured server is disabled and the stdio fixture server never starts', async () => {
     const model = await mock([messageResponse('No MCP here.', { id: 'resp_msg' })])
     const fx = fixture(model.url)
-    const args = await mcpPolicyArgs(policyJson(fx, fx.env, {}))
+    const { args } = await mcpPolicyArgs(policyJson(fx, fx.env, {}))
     expect(args.slice(0, 3)).toEqual(['--disable', 'plugins', '-c'])
 
     const server = appServer(args, fx, fx.env)
@@ -238,7 +242,7 @@ describe('mcpPolicyArgs failures (before any app-server starts)', () => {
       /^MCP_NAME_COLLISION: .*"fixture\.http", "fixture_project"/,
     )
     // Outside the project, its server is not configured: no collision.
-    const args = await mcpPolicyArgs(policyJson(fx, fx.env, { fixture_project: { url } }, fx.home))
+    const { args } = await mcpPolicyArgs(policyJson(fx, fx.env, { fixture_project: { url } }, fx.home))
     expect(args[3]).toContain('fixture_project')
   })
 

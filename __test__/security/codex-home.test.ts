@@ -95,6 +95,8 @@ describe('the Codex home and secrets, with the real binary', () => {
       const mcp = await startHttpMcpServer({ name: 'probe', bearerToken: secrets.token, requiredHeaders: { 'X-Canary': secrets.header } })
       let before = new Map<string, string>()
       let after = new Map<string, string>()
+      // The child's command line, readable by any local user: read while it runs.
+      let cmdline: string | null = null
       try {
         const r = await runRealTurn({
           scenario: [messageResponse(['All ', 'done.'])],
@@ -106,6 +108,9 @@ describe('the Codex home and secrets, with the real binary', () => {
           inspect: ({ home }) => {
             after = snapshot(home.codexHome)
           },
+          onEvent: (ev) => {
+            if (ev.type === 'started') cmdline = readFileSync(`/proc/${ev.pid}/cmdline`, 'utf8')
+          },
           extra: c.options({ token: secrets.token, header: secrets.header, mcpUrl: mcp.url }),
           env: { RENNET_CANARY_ENV: secrets.env, RENNET_CANARY_TOKEN: secrets.token },
         })
@@ -114,6 +119,8 @@ describe('the Codex home and secrets, with the real binary', () => {
         expect(changes(before, after)).toEqual([])
         // The furnished files were there to be protected (not vacuous).
         expect(before.has('auth.json') && before.has('config.toml') && before.has('prompts/mine.md')).toBe(true)
+        expect(cmdline).not.toBeNull()
+        for (const [what, value] of Object.entries(secrets)) expect(cmdline!.includes(value), `${what} canary in argv`).toBe(false)
         const text = JSON.stringify(r.events)
         for (const [what, value] of Object.entries(secrets)) expect(text.includes(value), `${what} canary in events`).toBe(false)
         if (c.name === 'MCP policy') {

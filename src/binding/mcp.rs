@@ -92,18 +92,27 @@ fn policy_error(e: McpPolicyError) -> Error {
     Error::new(Status::GenericFailure, e.to_string())
 }
 
-/// The arguments `runTurn` puts after `app-server` for `options.mcp`:
-/// `["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`. Runs `codex mcp list --json`
-/// first. Rejects with `MCP_NOT_LOOPBACK`, `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`,
-/// `MCP_INVENTORY_INVALID` or `MCP_NAME_COLLISION` at the start of the message.
-/// The result carries header values: do not log it.
+/// What a child needs for an MCP policy: the arguments after `app-server` and the variables
+/// holding header values (merge them over the child's environment; never log them).
+#[napi(object)]
+pub struct McpPolicyLaunch {
+    pub args: Vec<String>,
+    pub env: std::collections::HashMap<String, String>,
+}
+
+/// What `runTurn` adds to the child for `options.mcp`: `args`
+/// (`["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`) and `env` (the header
+/// values). Runs `codex mcp list --json` first. Rejects with `MCP_NOT_LOOPBACK`,
+/// `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`, `MCP_INVENTORY_INVALID` or
+/// `MCP_NAME_COLLISION` at the start of the message.
+
 #[napi(ts_args_type = "optionsJson: string")]
-pub async fn mcp_policy_args(options_json: String) -> Result<Vec<String>> {
+pub async fn mcp_policy_args(options_json: String) -> Result<McpPolicyLaunch> {
     let target = parse(&options_json)?;
     let policy = target
         .policy
         .ok_or_else(|| Error::new(Status::InvalidArg, "options.mcp is required"))?;
-    let args = mcp_policy::prepare(
+    let launch = mcp_policy::prepare(
         &target.program,
         &target.prefix,
         &target.cwd,
@@ -112,10 +121,14 @@ pub async fn mcp_policy_args(options_json: String) -> Result<Vec<String>> {
     )
     .await
     .map_err(policy_error)?;
-    Ok(args
-        .into_iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect())
+    Ok(McpPolicyLaunch {
+        args: launch
+            .args
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        env: launch.env.into_iter().collect(),
+    })
 }
 
 /// The configured MCP servers as the policy sees them: JSON text of

@@ -18,7 +18,9 @@
 //! All of it happens before the app-server child starts. Errors name servers, never header
 //! values or bearer-token variable names; nothing here logs.
 //!
-//! The returned arguments carry header values, so they must not be logged or put in events.
+//! Header values never enter the child's argv, which any local user can read (`ps`,
+//! `/proc/<pid>/cmdline`): the table names them through `env_http_headers`, and the values
+//! travel in the child's environment ([`PolicyLaunch::env`]), readable only by the same user.
 
 pub mod inventory;
 pub mod loopback;
@@ -66,8 +68,25 @@ impl std::fmt::Display for McpPolicyError {
 
 impl std::error::Error for McpPolicyError {}
 
-/// Validates the policy, reads the configured inventory and returns the arguments to put
-/// right after `app-server`: `["--disable", "plugins", "-c", "mcp_servers=<table>"]`.
+/// What the child needs for a policy: arguments right after `app-server`
+/// (`["--disable", "plugins", "-c", "mcp_servers=<table>"]`) and the variables that hold the
+/// header values, to merge over the child's environment.
+#[derive(Clone, PartialEq)]
+pub struct PolicyLaunch {
+    pub args: Vec<OsString>,
+    pub env: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for PolicyLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyLaunch")
+            .field("args", &self.args)
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Validates the policy, reads the configured inventory and returns what the child needs.
 ///
 /// `program` and `prefix_args` are the child's (a launcher such as `node codex.js` is the
 /// program plus its prefix); `env` is merged over the inherited environment, as for the child.
@@ -77,7 +96,7 @@ pub async fn prepare(
     cwd: &Path,
     env: &[(String, String)],
     policy: &McpPolicy,
-) -> Result<Vec<OsString>, McpPolicyError> {
+) -> Result<PolicyLaunch, McpPolicyError> {
     validate(policy)?;
     let configured = inventory::read(program, prefix_args, cwd, env).await?;
     args_for(policy, &configured)
@@ -97,15 +116,19 @@ pub async fn configured_servers(
 pub fn args_for(
     policy: &McpPolicy,
     configured: &[ConfiguredServer],
-) -> Result<Vec<OsString>, McpPolicyError> {
+) -> Result<PolicyLaunch, McpPolicyError> {
     check_collisions(policy, configured)?;
-    let table = render::inline(render::table(policy, configured));
-    Ok(vec![
-        "--disable".into(),
-        "plugins".into(),
-        "-c".into(),
-        format!("mcp_servers={table}").into(),
-    ])
+    let (table, env) = render::table(policy, configured);
+    let table = render::inline(table);
+    Ok(PolicyLaunch {
+        args: vec![
+            "--disable".into(),
+            "plugins".into(),
+            "-c".into(),
+            format!("mcp_servers={table}").into(),
+        ],
+        env,
+    })
 }
 
 fn check_collisions(

@@ -30,11 +30,16 @@ pub fn placeholder() -> Value {
     Value::Table(table)
 }
 
-/// The requested servers (`url`, `bearer_token_env_var`, `http_headers`, explicitly
-/// `enabled = true`) plus a placeholder for every configured server. A requested name never
-/// equals a configured one (`prepare` rejects that before rendering).
-pub fn table(policy: &McpPolicy, configured: &[ConfiguredServer]) -> Table {
+/// Prefix of the variables that carry header values into the child (`<prefix>1`, `<prefix>2`, …).
+pub const HEADER_VAR_PREFIX: &str = "RENNET_MCP_HEADER_";
+
+/// The requested servers (`url`, `bearer_token_env_var`, `env_http_headers`, explicitly
+/// `enabled = true`) plus a placeholder for every configured server, and the variables that
+/// hold the header values. A requested name never equals a configured one (`prepare` rejects
+/// that before rendering).
+pub fn table(policy: &McpPolicy, configured: &[ConfiguredServer]) -> (Table, Vec<(String, String)>) {
     let mut table = Table::new();
+    let mut env = Vec::new();
     for server in configured {
         table.insert(server.name.clone(), placeholder());
     }
@@ -45,16 +50,18 @@ pub fn table(policy: &McpPolicy, configured: &[ConfiguredServer]) -> Table {
             entry.insert("bearer_token_env_var".into(), Value::String(var.clone()));
         }
         if let Some(headers) = &server.http_headers {
-            let headers: Table = headers
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect();
-            entry.insert("http_headers".into(), Value::Table(headers));
+            let mut names = Table::new();
+            for (header, value) in headers {
+                let var = format!("{HEADER_VAR_PREFIX}{}", env.len() + 1);
+                names.insert(header.clone(), Value::String(var.clone()));
+                env.push((var, value.clone()));
+            }
+            entry.insert("env_http_headers".into(), Value::Table(names));
         }
         entry.insert("enabled".into(), Value::Boolean(true));
         table.insert(name.clone(), Value::Table(entry));
     }
-    table
+    (table, env)
 }
 
 /// The table as one inline TOML value (`{ name = { … }, … }`).

@@ -506,7 +506,9 @@ fn empty_policy_disables_every_configured_server() {
         configured("off_srv", false, TransportKind::Stdio),
         configured("stdio_srv", true, TransportKind::Stdio),
     ];
-    let args = args_for(&policy(vec![]), &inventory).unwrap();
+    let launch = args_for(&policy(vec![]), &inventory).unwrap();
+    assert!(launch.env.is_empty());
+    let args = launch.args;
     assert_eq!(
         &args[..3],
         &["--disable", "plugins", "-c"].map(std::ffi::OsString::from)
@@ -526,7 +528,7 @@ fn empty_policy_disables_every_configured_server() {
     }
     // Nothing configured: an empty table (harmless; Codex deep-merges it).
     assert_eq!(
-        args_for(&policy(vec![]), &[]).unwrap()[3].to_str().unwrap(),
+        args_for(&policy(vec![]), &[]).unwrap().args[3].to_str().unwrap(),
         "mcp_servers={}"
     );
 }
@@ -584,9 +586,16 @@ fn rendering_round_trips_awkward_names_and_header_values() {
     ];
     let p = policy(servers);
     validate(&p).unwrap();
-    let args = args_for(&p, &inventory).unwrap();
+    let launch = args_for(&p, &inventory).unwrap();
+    let args = &launch.args;
     let table = parse_table_arg(&args[3]);
     assert_eq!(table.len(), awkward_names().len() + inventory.len());
+    // Header values are in the environment only, never in the argv.
+    for value in awkward_headers().values().filter(|v| v.len() > 3) {
+        assert!(args.iter().all(|a| !a.to_string_lossy().contains(value.as_str())), "{value:?} in argv");
+    }
+    let env: BTreeMap<&str, &str> = launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(env.len(), awkward_names().len() * awkward_headers().len());
     for c in &inventory {
         assert_eq!(table[&c.name], render::placeholder(), "{}", c.name);
     }
@@ -601,11 +610,12 @@ fn rendering_round_trips_awkward_names_and_header_values() {
             format!("TOKEN_{i}")
         );
         assert_eq!(entry["enabled"].as_bool(), Some(true));
-        let headers: BTreeMap<String, String> = entry["http_headers"]
+        assert!(!entry.contains_key("http_headers"));
+        let headers: BTreeMap<String, String> = entry["env_http_headers"]
             .as_table()
             .unwrap()
             .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+            .map(|(k, v)| (k.clone(), env[v.as_str().unwrap()].to_string()))
             .collect();
         assert_eq!(headers, awkward_headers());
     }
@@ -633,6 +643,7 @@ async fn prepare_with_script(
         p,
     )
     .await
+    .map(|launch| launch.args)
 }
 
 #[tokio::test]
@@ -824,10 +835,10 @@ async fn real_cli_accepts_the_rendered_table() {
     );
 
     // Empty policy: every configured server disabled, transports kept.
-    let args = prepare(&codex, &[], &cwd, &env, &policy(vec![]))
+    let launch = prepare(&codex, &[], &cwd, &env, &policy(vec![]))
         .await
         .unwrap();
-    let listed = real_list(&codex, &args, &cwd, &env).await;
+    let listed = real_list(&codex, &launch.args, &cwd, &env).await;
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 3);
     for entry in listed {
@@ -848,10 +859,12 @@ async fn real_cli_accepts_the_rendered_table() {
             },
         ));
     }
-    let args = prepare(&codex, &[], &cwd, &env, &policy(requested))
+    let launch = prepare(&codex, &[], &cwd, &env, &policy(requested))
         .await
         .unwrap();
-    let listed = real_list(&codex, &args, &cwd, &env).await;
+    let child_env: Vec<(String, String)> = env.iter().chain(&launch.env).cloned().collect();
+    let listed = real_list(&codex, &launch.args, &cwd, &child_env).await;
+    let values: BTreeMap<&str, &str> = launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 3 + awkward_names().len());
     for entry in listed {
@@ -870,8 +883,11 @@ async fn real_cli_accepts_the_rendered_table() {
                     format!("TOKEN_{i}"),
                     "{name}"
                 );
+                // The CLI reports the header names with the variables that hold their values.
                 let headers: BTreeMap<String, String> =
-                    serde_json::from_value(entry["transport"]["http_headers"].clone()).unwrap();
+                    serde_json::from_value(entry["transport"]["env_http_headers"].clone()).unwrap();
+                let headers: BTreeMap<String, String> =
+                    headers.into_iter().map(|(h, var)| (h, values[var.as_str()].to_string())).collect();
                 assert_eq!(headers, awkward_headers(), "{name}");
             }
             None => assert_eq!(entry["enabled"], false, "{name}"),

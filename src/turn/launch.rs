@@ -19,6 +19,21 @@ pub struct ChildLaunch {
     pub env: Vec<(String, String)>,
     /// The Codex executable as reported in `started.codexPath`.
     pub codex_path: String,
+    /// Started through wsl.exe: variables cross only when `WSLENV` names them.
+    wsl: bool,
+}
+
+impl ChildLaunch {
+    /// Merges `vars` over the child's environment.
+    pub fn add_env(&mut self, vars: Vec<(String, String)>) {
+        for (key, value) in vars {
+            self.env.retain(|(k, _)| *k != key);
+            self.env.push((key, value));
+        }
+        if self.wsl {
+            self.env = with_wslenv(&self.env);
+        }
+    }
 }
 
 pub async fn resolve(options: &TurnOptions) -> Result<ChildLaunch, Failure> {
@@ -56,6 +71,7 @@ pub async fn resolve(options: &TurnOptions) -> Result<ChildLaunch, Failure> {
             host_cwd: options.cwd.clone().into(),
             env: options.env.clone(),
             codex_path,
+            wsl: false,
         });
     }
     // wsl.exe maps its own working directory into the distribution only for Windows paths;
@@ -64,7 +80,7 @@ pub async fn resolve(options: &TurnOptions) -> Result<ChildLaunch, Failure> {
     args.extend(prefix_args);
     let host_cwd = PathBuf::from(&options.cwd);
     let host_cwd = if host_cwd.is_dir() { host_cwd } else { std::env::temp_dir() };
-    Ok(ChildLaunch { program, prefix_args: args, host_cwd, env: with_wslenv(&options.env), codex_path })
+    Ok(ChildLaunch { program, prefix_args: args, host_cwd, env: with_wslenv(&options.env), codex_path, wsl: true })
 }
 
 fn wsl_exe(options: &TurnOptions, target: &WslTarget) -> Result<PathBuf, Failure> {

@@ -625,7 +625,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
 
 /// The child to start: its launch, and `app-server` with the arguments the options call for.
 async fn prepare_launch(options: &TurnOptions) -> Result<(launch::ChildLaunch, LaunchSpec), Failure> {
-    let launch = launch::resolve(options).await?;
+    let mut launch = launch::resolve(options).await?;
     let mut args = launch.prefix_args.clone();
     args.push("app-server".into());
     if let Some(policy) = &options.mcp {
@@ -633,7 +633,8 @@ async fn prepare_launch(options: &TurnOptions) -> Result<(launch::ChildLaunch, L
         let extra = crate::mcp_policy::prepare(&launch.program, &launch.prefix_args, &launch.host_cwd, &launch.env, policy)
             .await
             .map_err(|e| Failure::new(FailureSource::Spawn, e.code, e.message).with_detail(e.detail))?;
-        args.extend(extra);
+        args.extend(extra.args);
+        launch.add_env(extra.env);
     }
     if options.access == Access::ReadOnly {
         args.extend(crate::isolation::feature_args());
