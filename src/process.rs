@@ -70,7 +70,13 @@ pub struct LaunchSpec {
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
+    /// Values replaced by `<redacted>` in the child's stderr before it goes anywhere (events,
+    /// the tail, logs): a child that prints its configuration must not carry them out.
+    pub secrets: Vec<String>,
 }
+
+/// Shorter values are not redacted: they would blank ordinary words.
+const MIN_SECRET_LEN: usize = 6;
 
 pub struct Spawned {
     pub process: ChildProcess,
@@ -134,7 +140,10 @@ pub fn spawn(spec: &LaunchSpec, on_stderr: impl Fn(String) + Send + 'static) -> 
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
     let tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL_LINES)));
-    tokio::spawn(drain_stderr(stderr, tail.clone(), on_stderr));
+    let mut secrets: Vec<String> = spec.secrets.iter().filter(|s| s.len() >= MIN_SECRET_LEN).cloned().collect();
+    // Longest first, so that a secret containing another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    tokio::spawn(drain_stderr(stderr, tail.clone(), secrets, on_stderr));
     Ok(Spawned { process: ChildProcess { child, pid, exit: None, tail, marker, tree: None }, stdin, stdout })
 }
 
@@ -176,6 +185,7 @@ fn classify_spawn_error(program: &Path, e: std::io::Error) -> SpawnError {
 async fn drain_stderr(
     stderr: tokio::process::ChildStderr,
     tail: Arc<Mutex<VecDeque<String>>>,
+    secrets: Vec<String>,
     on_line: impl Fn(String) + Send + 'static,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, stderr);
@@ -211,6 +221,11 @@ async fn drain_stderr(
         let mut text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_string();
         if overflow {
             text.push('…');
+        }
+        for secret in &secrets {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "<redacted>");
+            }
         }
         {
             let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,6 +1,6 @@
 // Canaries: values of the child's environment, bearer-token variables and HTTP headers never
-// appear in an event, a terminal failure or a TypeError the addon produces, on any path.
-// (What the child itself prints on stderr is forwarded as it is: see the README.)
+// appear in an event, a terminal failure or a TypeError the addon produces, on any path; what
+// the child itself prints on stderr is redacted for credential-named variables.
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -42,6 +42,22 @@ describe('no canary in events or failures, whatever ends the turn', () => {
       expectNoCanary(terminal, secrets)
     })
   }
+
+  it('a child that prints credential-named variables on stderr: redacted in diagnostics and the tail', async () => {
+    const token = canary('token')
+    const plain = canary('plain')
+    const { events, terminal } = await fakeRun('crash', {
+      fake: { FAKE_STDERR_ENV: 'RENNET_CANARY_TOKEN,RENNET_PLAIN_SETTING' },
+      env: { RENNET_CANARY_TOKEN: token, RENNET_PLAIN_SETTING: plain },
+    })
+    const lines = events.flatMap((e) => (e.type === 'diagnostic' ? [e.line] : []))
+    expect(lines).toContain('config: RENNET_CANARY_TOKEN=<redacted>')
+    // A variable whose name does not say it is a credential is passed on as printed.
+    expect(lines).toContain(`config: RENNET_PLAIN_SETTING=${plain}`)
+    expect(terminal.failure?.code).toBe('PROCESS_EXITED')
+    expect((terminal.failure?.detail as { stderrTail: string[] }).stderrTail).toContain('config: RENNET_CANARY_TOKEN=<redacted>')
+    expectNoCanary(events, [token])
+  })
 
   it('spawn failures name the program, not the environment', async () => {
     const secret = canary('env')

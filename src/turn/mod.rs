@@ -639,8 +639,40 @@ async fn prepare_launch(options: &TurnOptions) -> Result<(launch::ChildLaunch, L
     if options.access == Access::ReadOnly {
         args.extend(crate::isolation::feature_args());
     }
-    let spec = LaunchSpec { program: launch.program.clone(), args, cwd: launch.host_cwd.clone(), env: launch.env.clone() };
+    let spec = LaunchSpec {
+        program: launch.program.clone(),
+        args,
+        cwd: launch.host_cwd.clone(),
+        env: launch.env.clone(),
+        secrets: secret_values(options, &launch.env),
+    };
     Ok((launch, spec))
+}
+
+/// What must not leave through the child's stderr: MCP header values, the variables MCP
+/// bearer tokens are read from, and every variable of `env` whose name says it holds a
+/// credential (`…TOKEN…`, `…SECRET…`, `…KEY…`, `…PASSWORD…`, `…AUTH…`, `…CREDENTIAL…`).
+fn secret_values(options: &TurnOptions, child_env: &[(String, String)]) -> Vec<String> {
+    const MARKS: [&str; 6] = ["TOKEN", "SECRET", "KEY", "PASSWORD", "AUTH", "CREDENTIAL"];
+    let token_vars: Vec<&str> = options
+        .mcp
+        .iter()
+        .flat_map(|policy| policy.servers.values())
+        .filter_map(|server| server.bearer_token_env_var.as_deref())
+        .collect();
+    let header_values = options
+        .mcp
+        .iter()
+        .flat_map(|policy| policy.servers.values())
+        .flat_map(|server| server.http_headers.iter().flat_map(|h| h.values().cloned()));
+    let env_values = child_env
+        .iter()
+        .filter(|(k, _)| {
+            let upper = k.to_ascii_uppercase();
+            token_vars.contains(&k.as_str()) || MARKS.iter().any(|m| upper.contains(m))
+        })
+        .map(|(_, v)| v.clone());
+    header_values.chain(env_values).collect()
 }
 
 #[cfg(test)]
