@@ -9,7 +9,9 @@
 //   BENCH_INTERVAL_MS=M   0 (default): the whole stream is pre-built and written as fast as
 //                         the pipe takes it. M > 0: one delta every M ms whose text is the
 //                         monotonic clock (process.hrtime, ns) at the moment it was written.
-//   BENCH_TAG=T           the item id is `msg_T`, so concurrent turns can prove no cross-talk
+//   BENCH_MESSAGE_DELTAS=K  deltas per agent message (default: all in one message). Each
+//                         message is item/started, its deltas, item/completed with its text.
+//   BENCH_TAG=T           item ids are `msg_T.<n>`, so concurrent turns can prove no cross-talk
 //   BENCH_INTERRUPT=M     `honour` (default): turn/interrupt ends the turn as interrupted;
 //                         `ignore`: answer {} and keep streaming
 //   BENCH_MIXED=1         before the deltas: a foreign thread's frame, a foreign turn's frame,
@@ -23,10 +25,11 @@ const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 0)
 const TAG = process.env.BENCH_TAG ?? '1'
 const HONOUR_INTERRUPT = (process.env.BENCH_INTERRUPT ?? 'honour') === 'honour'
 const MIXED = process.env.BENCH_MIXED === '1'
+const PER_MESSAGE = Number(process.env.BENCH_MESSAGE_DELTAS ?? 0) || Infinity
 
 const THREAD_ID = `01a22f3f-395c-74e0-a930-${TAG.padStart(12, '0')}`
 const TURN_ID = `01a22f3f-3972-7112-84af-${TAG.padStart(12, '0')}`
-const ITEM_ID = `msg_${TAG}`
+const itemId = (n) => `msg_${TAG}.${n}`
 
 if (process.argv[2] !== 'app-server') {
   process.stderr.write(`error: unrecognized subcommand '${process.argv[2] ?? ''}'\n`)
@@ -38,18 +41,18 @@ const write = (frame) => out.write(JSON.stringify(frame) + '\n')
 const notify = (method, params) => write({ method, params, emittedAtMs: Date.now() })
 const ids = { threadId: THREAD_ID, turnId: TURN_ID }
 
-function deltaLine(text) {
+function deltaLine(n, text) {
   return JSON.stringify({
     method: 'item/agentMessage/delta',
-    params: { ...ids, itemId: ITEM_ID, delta: text },
+    params: { ...ids, itemId: itemId(n), delta: text },
     emittedAtMs: Date.now(),
   })
 }
 
-function agentMessage(text, completed) {
+function agentMessage(n, text, completed) {
   return {
     type: 'agentMessage',
-    id: ITEM_ID,
+    id: itemId(n),
     text,
     phase: null,
     memoryCitation: null,
@@ -62,22 +65,38 @@ function turnObject(status) {
   return { id: TURN_ID, items: [], itemsView: 'notLoaded', status, error: null, startedAt: null, completedAt: null, durationMs: null }
 }
 
-/** The pre-built stream: chunks of joined lines, and the message text they add up to. */
+const itemStartedLine = (n) =>
+  JSON.stringify({ method: 'item/started', params: { ...ids, item: agentMessage(n, '', false), startedAtMs: Date.now() }, emittedAtMs: Date.now() })
+const itemCompletedLine = (n, text) =>
+  JSON.stringify({
+    method: 'item/completed',
+    params: { ...ids, item: agentMessage(n, text, true), contentTokenCount: null, completedAtMs: Date.now() },
+    emittedAtMs: Date.now(),
+  })
+
+/** The pre-built stream (everything after turn/started up to turn/completed), in chunks. */
 function prebuild(count) {
   const chunks = []
   let lines = []
   let text = ''
+  let message = 0
   for (let i = 0; i < count; i++) {
+    if (i % PER_MESSAGE === 0) {
+      if (i > 0) lines.push(itemCompletedLine(message++, text))
+      lines.push(itemStartedLine(message))
+      text = ''
+    }
     const delta = String(i)
     text += delta
-    lines.push(deltaLine(delta))
-    if (lines.length === 4096) {
+    lines.push(deltaLine(message, delta))
+    if (lines.length >= 4096) {
       chunks.push(Buffer.from(lines.join('\n') + '\n'))
       lines = []
     }
   }
-  if (lines.length) chunks.push(Buffer.from(lines.join('\n') + '\n'))
-  return { chunks, text }
+  lines.push(itemCompletedLine(message, text))
+  chunks.push(Buffer.from(lines.join('\n') + '\n'))
+  return chunks
 }
 
 const prebuilt = INTERVAL_MS === 0 && EVENTS > 0 ? prebuild(EVENTS) : null
@@ -89,10 +108,9 @@ function drained() {
   return new Promise((resolve) => out.once('drain', resolve))
 }
 
-function complete(status, text) {
+function complete(status) {
   if (ended) return
   ended = true
-  notify('item/completed', { ...ids, item: agentMessage(text, true), contentTokenCount: null, completedAtMs: Date.now() })
   notify('turn/completed', { threadId: THREAD_ID, turn: turnObject(status) })
 }
 
@@ -111,26 +129,28 @@ async function stream() {
   streaming = true
   notify('turn/started', { threadId: THREAD_ID, turn: turnObject('inProgress') })
   if (MIXED) mixedPrelude()
-  notify('item/started', { ...ids, item: agentMessage('', false), startedAtMs: Date.now() })
   if (prebuilt) {
-    for (const chunk of prebuilt.chunks) {
+    for (const chunk of prebuilt) {
       if (ended) return
       if (!out.write(chunk)) await drained()
     }
-    complete('completed', prebuilt.text)
+    complete('completed')
     return
   }
+  // One message, one delta per tick; an interrupt may end it at any point.
+  out.write(itemStartedLine(0) + '\n')
   let sent = 0
   let text = ''
   const tick = () => {
     if (ended) return
     if (EVENTS > 0 && sent === EVENTS) {
-      complete('completed', text)
+      out.write(itemCompletedLine(0, text) + '\n')
+      complete('completed')
       return
     }
     const delta = INTERVAL_MS > 0 ? process.hrtime.bigint().toString() : String(sent)
     text += delta
-    out.write(deltaLine(delta) + '\n')
+    out.write(deltaLine(0, delta) + '\n')
     sent++
     setTimeout(tick, INTERVAL_MS)
   }
@@ -152,7 +172,7 @@ function onMessage(msg) {
       break
     case 'turn/interrupt':
       write({ id: msg.id, result: {} })
-      if (HONOUR_INTERRUPT) complete('interrupted', '')
+      if (HONOUR_INTERRUPT) complete('interrupted')
       break
     default:
       write({ id: msg.id, error: { code: -32601, message: `${msg.method} is not handled by the bench server` } })

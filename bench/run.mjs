@@ -49,9 +49,14 @@ const MEASUREMENTS = {
     ],
   },
   slowConsumer: {
-    full: { events: 1_000_000, pauseMs: 10_000, runs: 3 },
-    smoke: { events: 20_000, pauseMs: 300, runs: 1 },
-    metrics: [{ key: 'peakRssGrowthMb', label: 'peak RSS growth (MB)', goal: { addonBelow: 32 } }],
+    // A long turn of many messages: the final item of one 1M-delta message alone would be a
+    // 6 MB frame, whose copies would hide what the pause costs.
+    full: { events: 1_000_000, pauseMs: 10_000, perMessage: 1000, runs: 3 },
+    smoke: { events: 20_000, pauseMs: 300, perMessage: 1000, runs: 1 },
+    metrics: [
+      { key: 'peakRssGrowthMb', label: 'peak RSS growth (MB)', goal: { addonBelow: 32 } },
+      { key: 'pausedRssGrowthMb', label: 'RSS growth at the end of the pause (MB)' },
+    ],
   },
   abortHonoured: {
     full: { measure: 'abort', interrupt: 'honour', reps: 20, graceMs: 2000, afterEvents: 20, runs: 3 },
@@ -83,6 +88,7 @@ const MEASUREMENTS = {
     isolate: true,
     metrics: [
       { key: 'seconds', label: 'turn wall time (s)', goal: { ratioAtMost: 1.05 } },
+      { key: 'endingMs', label: 'last event → terminal (ms)' },
       { key: 'cpuSeconds', label: 'client CPU (s)' },
     ],
   },

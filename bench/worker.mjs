@@ -58,15 +58,17 @@ function expectTerminal(ev, status, what) {
 }
 
 /**
- * Consumes one turn of the pre-built stream, checking that deltas arrive complete and in
- * order; `onDelta(seq)` may return a promise (a slow consumer).
+ * Consumes one turn of the pre-built stream (`tag` names the turn, `perMessage` deltas per
+ * agent message), checking that deltas arrive complete, in order and in their own turn's
+ * messages; `onDelta(seq)` may return a promise (a slow consumer).
  */
-async function consumeStream(turn, { events, itemId, onDelta }) {
+async function consumeStream(turn, { events, tag = '1', perMessage = Infinity, onDelta }) {
   let seq = 0
   let last = null
   let started = null
   let firstAt = null
   let firstCpu = null
+  let expectedItem = `msg_${tag}.0`
   for await (const ev of turn) {
     last = ev
     if (ev.type === 'messageDelta') {
@@ -74,12 +76,13 @@ async function consumeStream(turn, { events, itemId, onDelta }) {
         firstAt = process.hrtime.bigint()
         firstCpu = process.cpuUsage()
       }
-      if (ev.itemId !== itemId) {
-        errors.push(`delta of ${ev.itemId} in the turn of ${itemId}`)
+      if (seq > 0 && seq % perMessage === 0) expectedItem = `msg_${tag}.${seq / perMessage}`
+      if (ev.itemId !== expectedItem) {
+        errors.push(`delta of ${ev.itemId} where one of ${expectedItem} was expected`)
         break
       }
       if (+ev.delta !== seq) {
-        errors.push(`${itemId}: delta ${ev.delta} where ${seq} was expected`)
+        errors.push(`turn ${tag}: delta ${ev.delta} where ${seq} was expected`)
         break
       }
       seq++
@@ -90,23 +93,21 @@ async function consumeStream(turn, { events, itemId, onDelta }) {
   }
   const endAt = process.hrtime.bigint()
   const cpu = firstCpu ? process.cpuUsage(firstCpu) : null
-  expectTerminal(last, 'completed', itemId)
-  if (seq !== events) errors.push(`${itemId}: ${seq} deltas of ${events}`)
-  if (last?.type === 'terminal' && last.finalMessage?.length !== expectedTextLength(events)) {
-    errors.push(`${itemId}: final message of ${last.finalMessage?.length} characters`)
+  expectTerminal(last, 'completed', `turn ${tag}`)
+  if (seq !== events) errors.push(`turn ${tag}: ${seq} deltas of ${events}`)
+  // The final message is the last agent message: the deltas from its first one on.
+  const lastStart = perMessage === Infinity ? 0 : Math.floor((events - 1) / perMessage) * perMessage
+  let expectedLength = 0
+  for (let i = lastStart; i < events; i++) expectedLength += String(i).length
+  if (last?.type === 'terminal' && last.finalMessage?.length !== expectedLength) {
+    errors.push(`turn ${tag}: final message of ${last.finalMessage?.length} characters, expected ${expectedLength}`)
   }
   return { deltas: seq, firstAt, endAt, cpu, started }
 }
 
-function expectedTextLength(events) {
-  let n = 0
-  for (let i = 0; i < events; i++) n += String(i).length
-  return n
-}
-
 const measures = {
   async throughput({ events }) {
-    const r = await consumeStream(fakeTurn({ BENCH_EVENTS: String(events) }), { events, itemId: 'msg_1' })
+    const r = await consumeStream(fakeTurn({ BENCH_EVENTS: String(events) }), { events })
     const seconds = Number(r.endAt - r.firstAt) / 1e9
     return {
       events: r.deltas,
@@ -133,7 +134,7 @@ const measures = {
     return { samples: samples.length, p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99), maxMs: samples.at(-1) }
   },
 
-  async slowConsumer({ events, pauseMs }) {
+  async slowConsumer({ events, pauseMs, perMessage }) {
     // Let the process settle, then reset the kernel's peak-RSS mark so that VmHWM measures
     // this turn only.
     await sleep(200)
@@ -150,14 +151,25 @@ const measures = {
     let sampledPeakKb = idleKb
     const sampler = resetPeak ? null : setInterval(() => (sampledPeakKb = Math.max(sampledPeakKb, kb(status(), 'VmRSS'))), 10)
     const half = Math.floor(events / 2)
-    const r = await consumeStream(fakeTurn({ BENCH_EVENTS: String(events) }), {
+    let pausedKb = null
+    const r = await consumeStream(fakeTurn({ BENCH_EVENTS: String(events), BENCH_MESSAGE_DELTAS: String(perMessage) }), {
       events,
-      itemId: 'msg_1',
-      onDelta: (seq) => (seq === half ? sleep(pauseMs) : undefined),
+      perMessage,
+      onDelta: (seq) => {
+        if (seq !== half) return undefined
+        return sleep(pauseMs).then(() => (pausedKb = kb(status(), 'VmRSS')))
+      },
     })
     clearInterval(sampler)
     const peakKb = resetPeak ? kb(status(), 'VmHWM') : sampledPeakKb
-    return { events: r.deltas, idleRssMb: idleKb / 1024, peakRssGrowthMb: (peakKb - idleKb) / 1024, peakFrom: resetPeak ? 'VmHWM' : 'sampled' }
+    return {
+      events: r.deltas,
+      idleRssMb: idleKb / 1024,
+      peakRssGrowthMb: (peakKb - idleKb) / 1024,
+      // At the end of the pause: what the paused stream holds (plus what GC has not returned).
+      pausedRssGrowthMb: (pausedKb - idleKb) / 1024,
+      peakFrom: resetPeak ? 'VmHWM' : 'sampled',
+    }
   },
 
   async abort({ reps, interrupt, graceMs, afterEvents }) {
@@ -201,7 +213,7 @@ const measures = {
     const cpu0 = process.cpuUsage()
     const results = await Promise.all(
       Array.from({ length: turns }, (_, k) =>
-        consumeStream(fakeTurn({ BENCH_EVENTS: String(events), BENCH_TAG: String(k) }), { events, itemId: `msg_${k}` }),
+        consumeStream(fakeTurn({ BENCH_EVENTS: String(events), BENCH_TAG: String(k) }), { events, tag: String(k) }),
       ),
     )
     const endAt = process.hrtime.bigint()
@@ -229,14 +241,20 @@ const measures = {
       const t0 = process.hrtime.bigint()
       let last = null
       let events = 0
+      let beforeLast = t0
+      let lastAt = t0
       for await (const ev of open({ prompt: 'Say hello.', cwd: cwd.path, codexPath: home.codexPath, env: home.env })) {
         last = ev
         events++
+        beforeLast = lastAt
+        lastAt = process.hrtime.bigint()
       }
       const seconds = Number(process.hrtime.bigint() - t0) / 1e9
+      // From the event before the terminal to the terminal: mostly ending the process.
+      const endingMs = Number(lastAt - beforeLast) / 1e6
       expectTerminal(last, 'completed', 'real')
       if (last?.finalMessage !== 'Hello world') errors.push(`real: final message ${JSON.stringify(last?.finalMessage)}`)
-      return { seconds, events, cpuSeconds: cpuSeconds(process.cpuUsage(cpu0)) }
+      return { seconds, endingMs, events, cpuSeconds: cpuSeconds(process.cpuUsage(cpu0)) }
     } finally {
       await mock.close()
       home.cleanup()
