@@ -1,9 +1,11 @@
 //! The queue between a running turn and its consumer.
 //!
-//! Events are serialized when they are produced (on a runtime thread, not the JS thread) and
-//! handed over in batches: one JSON array per crossing. The queue is bounded: when it is full
-//! the runner stops reading the child's stdout, so the pipe pushes back on the child, while the
-//! runner stays free to interrupt and kill. Pushing itself never blocks.
+//! Events are serialized when they are produced (on a runtime thread, not the JS thread),
+//! straight into the batch that will carry them: a batch is the text of one JSON array, so
+//! handing it over is a move, and JavaScript parses it with one `JSON.parse`. The queue is
+//! bounded: when it is full the runner stops reading the child's stdout, so the pipe pushes
+//! back on the child, while the runner stays free to interrupt and kill. Pushing itself never
+//! blocks.
 
 use crate::events::{HarnessEvent, Terminal};
 use std::collections::VecDeque;
@@ -15,7 +17,7 @@ use tokio::sync::{watch, Notify};
 pub const MAX_QUEUED_EVENTS: usize = 4096;
 pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
 /// One crossing carries at most this much (a batch always carries at least one event).
-pub const MAX_BATCH_BYTES: usize = 2 * 1024 * 1024;
+pub const MAX_BATCH_BYTES: usize = 64 * 1024;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -27,14 +29,66 @@ enum Mode {
     Discard,
 }
 
+/// Events serialized back to back as the text of a JSON array, still open at the end.
+struct Batch {
+    json: Vec<u8>,
+    events: usize,
+}
+
+impl Batch {
+    fn with_capacity(capacity: usize) -> Batch {
+        let mut json = Vec::with_capacity(capacity);
+        json.push(b'[');
+        Batch { json, events: 0 }
+    }
+}
+
 struct Queue {
-    events: VecDeque<String>,
+    /// Oldest first; only the last one is still being filled.
+    batches: VecDeque<Batch>,
+    events: usize,
     bytes: usize,
+    /// Capacity for the next batch: the size the last one reached, so that a steady stream
+    /// does not regrow its buffer from nothing on every crossing.
+    next_capacity: usize,
     mode: Mode,
     consumer_seen: bool,
     /// The terminal event has been queued: nothing may follow it.
     closed: bool,
 }
+
+impl Queue {
+    /// Serializes `event` onto the last batch, opening a new one when it is full.
+    fn append(&mut self, event: &HarnessEvent) -> usize {
+        let open = self.batches.back().is_some_and(|b| b.json.len() < MAX_BATCH_BYTES);
+        if !open {
+            self.batches.push_back(Batch::with_capacity(self.next_capacity));
+        }
+        let batch = self.batches.back_mut().expect("a batch is open");
+        let before = batch.json.len();
+        if batch.events > 0 {
+            batch.json.push(b',');
+        }
+        serde_json::to_writer(&mut batch.json, event).expect("harness events always serialize");
+        batch.events += 1;
+        let added = batch.json.len() - before;
+        self.events += 1;
+        self.bytes += added;
+        added
+    }
+
+    fn take(&mut self) -> Option<String> {
+        let mut batch = self.batches.pop_front()?;
+        self.events -= batch.events;
+        self.bytes -= batch.json.len() - 1;
+        self.next_capacity = (batch.json.len() + 1).clamp(INITIAL_BATCH_CAPACITY, MAX_BATCH_BYTES + 64 * 1024);
+        batch.json.push(b']');
+        // serde_json writes UTF-8 only, and the brackets and commas around it are ASCII.
+        Some(String::from_utf8(batch.json).expect("serialized JSON is UTF-8"))
+    }
+}
+
+const INITIAL_BATCH_CAPACITY: usize = 4 * 1024;
 
 pub struct EventStream {
     queue: Mutex<Queue>,
@@ -55,8 +109,10 @@ impl EventStream {
     pub fn new() -> Self {
         EventStream {
             queue: Mutex::new(Queue {
-                events: VecDeque::new(),
+                batches: VecDeque::new(),
+                events: 0,
                 bytes: 0,
+                next_capacity: INITIAL_BATCH_CAPACITY,
                 mode: Mode::Pulled,
                 consumer_seen: false,
                 closed: false,
@@ -77,28 +133,32 @@ impl EventStream {
 
     /// Queues one event; ignored once the terminal event is queued.
     pub fn push(&self, event: &HarnessEvent) {
-        let json = serde_json::to_string(event).expect("harness events always serialize");
         let mut q = self.lock();
         if q.closed || q.mode == Mode::Discard {
             return;
         }
-        q.bytes += json.len();
-        q.events.push_back(json);
+        // Serializing under the lock costs the consumer at most one event's worth of waiting
+        // and saves a copy of every event.
+        let was_empty = q.events == 0;
+        q.append(event);
         drop(q);
-        self.readable.notify_one();
+        // A consumer can only be waiting when the queue was empty.
+        if was_empty {
+            self.readable.notify_one();
+        }
     }
 
     /// Queues the terminal event, closes the stream and resolves the outcome.
     pub fn finish(&self, terminal: Terminal) {
-        let json = serde_json::to_string(&HarnessEvent::Terminal(terminal)).expect("terminal serializes");
+        let event = HarnessEvent::Terminal(terminal);
+        let json = serde_json::to_string(&event).expect("terminal serializes");
         let mut q = self.lock();
         if q.closed {
             return;
         }
         q.closed = true;
         if q.mode != Mode::Discard {
-            q.bytes += json.len();
-            q.events.push_back(json.clone());
+            q.append(&event);
         }
         drop(q);
         self.outcome.send_replace(Some(json));
@@ -112,7 +172,7 @@ impl EventStream {
     /// Whether the runner may read another frame from the child.
     pub fn has_room(&self) -> bool {
         let q = self.lock();
-        q.mode != Mode::Pulled || (q.events.len() < MAX_QUEUED_EVENTS && q.bytes < MAX_QUEUED_BYTES)
+        q.mode != Mode::Pulled || (q.events < MAX_QUEUED_EVENTS && q.bytes < MAX_QUEUED_BYTES)
     }
 
     /// Resolves once `has_room()` may have become true.
@@ -136,8 +196,7 @@ impl EventStream {
                         q.mode = Mode::Pulled;
                     }
                 }
-                if !q.events.is_empty() {
-                    let batch = take_batch(&mut q);
+                if let Some(batch) = q.take() {
                     drop(q);
                     self.writable.notify_one();
                     return Some(batch);
@@ -180,7 +239,8 @@ impl EventStream {
     pub fn detach(&self) {
         let mut q = self.lock();
         q.mode = Mode::Discard;
-        q.events.clear();
+        q.batches.clear();
+        q.events = 0;
         q.bytes = 0;
         drop(q);
         self.writable.notify_one();
@@ -207,24 +267,6 @@ impl EventStream {
     }
 }
 
-fn take_batch(q: &mut Queue) -> String {
-    let mut out = String::with_capacity(q.bytes.min(MAX_BATCH_BYTES) + 2);
-    out.push('[');
-    while let Some(front) = q.events.front() {
-        if out.len() > 1 && out.len() + front.len() > MAX_BATCH_BYTES {
-            break;
-        }
-        let event = q.events.pop_front().expect("front exists");
-        q.bytes -= event.len();
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(&event);
-    }
-    out.push(']');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +290,36 @@ mod tests {
         assert_eq!(v[0]["line"], "line 1");
         assert_eq!(v[2]["type"], "terminal");
         assert_eq!(s.next_batch().await, None);
+    }
+
+    #[tokio::test]
+    async fn large_backlogs_cross_in_bounded_batches_in_order() {
+        let s = EventStream::new();
+        s.unbound();
+        let big = "x".repeat(300 * 1024);
+        let count = 20;
+        for i in 0..count {
+            s.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: format!("{i} {big}") });
+        }
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        let mut seen = Vec::new();
+        let mut batches = 0;
+        while let Some(batch) = s.next_batch().await {
+            batches += 1;
+            let v: serde_json::Value = serde_json::from_str(&batch).unwrap();
+            let events = v.as_array().unwrap();
+            // A batch ends with the first event that takes it past the bound.
+            let without_last = batch.len() - serde_json::to_string(events.last().unwrap()).unwrap().len();
+            assert!(events.len() == 1 || without_last <= MAX_BATCH_BYTES, "{} bytes", batch.len());
+            seen.extend(events.iter().cloned());
+        }
+        assert!(batches > 1);
+        assert_eq!(seen.len(), count + 1);
+        for (i, event) in seen[..count].iter().enumerate() {
+            assert!(event["line"].as_str().unwrap().starts_with(&format!("{i} ")));
+        }
+        assert_eq!(seen[count]["type"], "terminal");
+        assert!(s.has_room());
     }
 
     #[tokio::test]
