@@ -33,6 +33,14 @@ class Turn {
   #outcome = null
   #iterator = null
 
+  #resolveBatch = null
+  /** Called by the native side with the batch `waitBatch` promised (null: nothing follows). */
+  #onBatch = (text) => {
+    const resolve = this.#resolveBatch
+    this.#resolveBatch = null
+    resolve(text)
+  }
+
   constructor(native, signal) {
     this.#native = native
     if (signal) {
@@ -66,7 +74,10 @@ class Turn {
   async #next() {
     if (this.#index < this.#batch.length) return this.#take()
     if (this.#done) return { done: true, value: undefined }
-    const text = await this.#native.nextBatch()
+    let text = this.#native.takeBatch()
+    if (text === null) {
+      text = this.#native.waitBatch(this.#onBatch) ?? (await new Promise((resolve) => (this.#resolveBatch = resolve)))
+    }
     if (text === null) {
       this.#done = true
       return { done: true, value: undefined }

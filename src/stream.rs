@@ -16,6 +16,9 @@ use tokio::sync::{watch, Notify};
 /// Reading from the child pauses above either bound.
 pub const MAX_QUEUED_EVENTS: usize = 4096;
 pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
+/// While the reader still has buffered input, a waiting consumer is handed events once this
+/// many are queued rather than one by one (see [`EventStream::may_read`]).
+pub const HOLD_EVENTS: usize = 256;
 /// One crossing carries at most this much (a batch always carries at least one event).
 pub const MAX_BATCH_BYTES: usize = 64 * 1024;
 
@@ -55,7 +58,14 @@ struct Queue {
     consumer_seen: bool,
     /// The terminal event has been queued: nothing may follow it.
     closed: bool,
+    /// A consumer that found the queue empty and waits to be handed the next batch.
+    waiter: Option<BatchWaiter>,
+    /// The reader has more input buffered: the waiting consumer gets it in one batch.
+    holding: bool,
 }
+
+/// Receives the next batch, or `None` when there will be none; called on the producing thread.
+pub type BatchWaiter = Box<dyn FnOnce(Option<String>) + Send>;
 
 impl Queue {
     /// Serializes `event` onto the last batch, opening a new one when it is full.
@@ -75,6 +85,30 @@ impl Queue {
         self.events += 1;
         self.bytes += added;
         added
+    }
+
+    fn has_room(&self) -> bool {
+        self.mode != Mode::Pulled || (self.events < MAX_QUEUED_EVENTS && self.bytes < MAX_QUEUED_BYTES)
+    }
+
+    /// The first pull turns an unbounded queue (kept for a consumer that might come) bounded.
+    fn consumer_arrived(&mut self) {
+        if !self.consumer_seen {
+            self.consumer_seen = true;
+            if self.mode == Mode::Unbounded {
+                self.mode = Mode::Pulled;
+            }
+        }
+    }
+
+    /// A waiting consumer and what it gets now, if anything is due to it.
+    fn due(&mut self) -> Option<(BatchWaiter, Option<String>)> {
+        self.waiter.as_ref()?;
+        let batch = self.take();
+        if batch.is_none() && !self.closed && self.mode != Mode::Discard {
+            return None;
+        }
+        self.waiter.take().map(|waiter| (waiter, batch))
     }
 
     fn take(&mut self) -> Option<String> {
@@ -116,6 +150,8 @@ impl EventStream {
                 mode: Mode::Pulled,
                 consumer_seen: false,
                 closed: false,
+                waiter: None,
+                holding: false,
             }),
             readable: Notify::new(),
             writable: Notify::new(),
@@ -141,10 +177,23 @@ impl EventStream {
         // and saves a copy of every event.
         let was_empty = q.events == 0;
         q.append(event);
+        let due = if q.holding && q.events < HOLD_EVENTS { None } else { q.due() };
         drop(q);
+        self.hand_over(due);
         // A consumer can only be waiting when the queue was empty.
         if was_empty {
             self.readable.notify_one();
+        }
+    }
+
+    /// Gives a waiting consumer its batch, outside the lock.
+    fn hand_over(&self, due: Option<(BatchWaiter, Option<String>)>) {
+        if let Some((waiter, batch)) = due {
+            let took = batch.is_some();
+            waiter(batch);
+            if took {
+                self.writable.notify_one();
+            }
         }
     }
 
@@ -160,8 +209,10 @@ impl EventStream {
         if q.mode != Mode::Discard {
             q.append(&event);
         }
+        let due = q.due();
         drop(q);
         self.outcome.send_replace(Some(json));
+        self.hand_over(due);
         self.readable.notify_one();
     }
 
@@ -172,7 +223,22 @@ impl EventStream {
     /// Whether the runner may read another frame from the child.
     pub fn has_room(&self) -> bool {
         let q = self.lock();
-        q.mode != Mode::Pulled || (q.events < MAX_QUEUED_EVENTS && q.bytes < MAX_QUEUED_BYTES)
+        q.has_room()
+    }
+
+    /// Called by the runner before each read: whether it may read another frame. While
+    /// `input_buffered` (the next frame is already in memory, so reading it will not wait),
+    /// a waiting consumer is handed the events in one batch when the input runs dry (or
+    /// [`HOLD_EVENTS`] are queued) instead of one crossing per event. A quiet stream's frame
+    /// is alone in the buffer, so its event still crosses at once.
+    pub fn may_read(&self, input_buffered: bool) -> bool {
+        let mut q = self.lock();
+        let room = q.has_room();
+        q.holding = room && input_buffered;
+        let due = if q.holding { None } else { q.due() };
+        drop(q);
+        self.hand_over(due);
+        room
     }
 
     /// Resolves once `has_room()` may have become true.
@@ -190,12 +256,7 @@ impl EventStream {
             let notified = self.readable.notified();
             {
                 let mut q = self.lock();
-                if !q.consumer_seen {
-                    q.consumer_seen = true;
-                    if q.mode == Mode::Unbounded {
-                        q.mode = Mode::Pulled;
-                    }
-                }
+                q.consumer_arrived();
                 if let Some(batch) = q.take() {
                     drop(q);
                     self.writable.notify_one();
@@ -207,6 +268,38 @@ impl EventStream {
             }
             notified.await;
         }
+    }
+
+    /// The queued events as one batch, if any.
+    pub fn try_take(&self) -> Option<String> {
+        let mut q = self.lock();
+        q.consumer_arrived();
+        let batch = q.take();
+        drop(q);
+        if batch.is_some() {
+            self.writable.notify_one();
+        }
+        batch
+    }
+
+    /// The next batch if one is ready. Otherwise `waiter` is kept and called, on the thread
+    /// that produces it, with the next batch, or with `None` once there will be none (at once
+    /// if that is already so). No runtime task sits between the producer and the consumer,
+    /// so a quiet stream's event is handed over as soon as it is queued.
+    pub fn pull(&self, waiter: BatchWaiter) -> Option<String> {
+        let mut q = self.lock();
+        q.consumer_arrived();
+        if let Some(batch) = q.take() {
+            drop(q);
+            self.writable.notify_one();
+            return Some(batch);
+        }
+        // A consumer pulls one batch at a time; a second waiter replaces a stale one.
+        q.waiter = Some(waiter);
+        let due = q.due();
+        drop(q);
+        self.hand_over(due);
+        None
     }
 
     /// Nobody pulls yet but the caller awaits the outcome: stop pausing the child for want of
@@ -242,7 +335,9 @@ impl EventStream {
         q.batches.clear();
         q.events = 0;
         q.bytes = 0;
+        let due = q.due();
         drop(q);
+        self.hand_over(due);
         self.writable.notify_one();
         self.readable.notify_one();
     }
@@ -296,8 +391,8 @@ mod tests {
     async fn large_backlogs_cross_in_bounded_batches_in_order() {
         let s = EventStream::new();
         s.unbound();
-        let big = "x".repeat(300 * 1024);
-        let count = 20;
+        let big = "x".repeat(MAX_BATCH_BYTES / 3);
+        let count = 10;
         for i in 0..count {
             s.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: format!("{i} {big}") });
         }
@@ -320,6 +415,86 @@ mod tests {
         }
         assert_eq!(seen[count]["type"], "terminal");
         assert!(s.has_room());
+    }
+
+    fn recorder() -> (Arc<Mutex<Vec<Option<String>>>>, BatchWaiter) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink = got.clone();
+        (got, Box::new(move |batch| sink.lock().unwrap().push(batch)))
+    }
+
+    #[test]
+    fn pull_hands_the_next_event_to_a_waiting_consumer_at_once() {
+        let s = EventStream::new();
+        s.push(&diag(1));
+        let (got, waiter) = recorder();
+        let ready = s.pull(waiter).unwrap();
+        assert!(ready.contains("line 1"));
+        assert!(got.lock().unwrap().is_empty(), "a ready batch is returned, not handed to the waiter");
+
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        s.push(&diag(2));
+        s.push(&diag(3));
+        let handed = got.lock().unwrap().clone();
+        assert_eq!(handed.len(), 1, "the waiter is called once");
+        let first: serde_json::Value = serde_json::from_str(handed[0].as_deref().unwrap()).unwrap();
+        assert_eq!(first[0]["line"], "line 2");
+
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        let (_, waiter) = recorder();
+        let rest: serde_json::Value = serde_json::from_str(&s.pull(waiter).unwrap()).unwrap();
+        assert_eq!(rest[0]["line"], "line 3");
+        assert_eq!(rest[1]["type"], "terminal");
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert_eq!(*got.lock().unwrap(), vec![None], "after the terminal: told at once that nothing follows");
+    }
+
+    #[test]
+    fn buffered_input_is_handed_over_in_one_batch_when_it_runs_dry() {
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(true));
+        s.push(&diag(1));
+        s.push(&diag(2));
+        assert!(got.lock().unwrap().is_empty(), "held while more input is buffered");
+        assert!(s.may_read(false));
+        let handed = got.lock().unwrap().clone();
+        let batch: serde_json::Value = serde_json::from_str(handed[0].as_deref().unwrap()).unwrap();
+        assert_eq!(batch.as_array().unwrap().len(), 2);
+
+        // Never more than HOLD_EVENTS wait for the input to run dry.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(true));
+        for i in 0..HOLD_EVENTS {
+            s.push(&diag(i));
+        }
+        assert_eq!(got.lock().unwrap().len(), 1);
+
+        // A quiet stream: nothing else buffered, the event crosses at once.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(false));
+        s.push(&diag(0));
+        assert_eq!(got.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_waiting_consumer_learns_of_the_end_and_of_detach() {
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        assert!(got.lock().unwrap()[0].as_deref().unwrap().contains("\"terminal\""));
+
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        s.detach();
+        assert_eq!(*got.lock().unwrap(), vec![None]);
     }
 
     #[tokio::test]

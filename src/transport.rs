@@ -90,6 +90,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 
+    /// Whether a complete line is already buffered, so that `next` will not wait for input.
+    pub fn has_buffered_line(&self) -> bool {
+        self.reader.buffer().contains(&b'\n')
+    }
+
     /// The next frame, preamble line or end of stream.
     pub async fn next(&mut self) -> Result<ReadItem, FrameError> {
         loop {
@@ -199,6 +204,16 @@ mod tests {
                 Ok("frame:{\"id\":1,\"result\":{}}".to_string()),
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn knows_whether_a_line_is_buffered() {
+        let mut reader = FrameReader::with_limit(&b"{\"method\":\"a\"}\n{\"method\":\"b\"}\n{\"method\""[..], 1024);
+        assert!(!reader.has_buffered_line(), "nothing read yet");
+        assert!(matches!(reader.next().await, Ok(ReadItem::Frame(_))));
+        assert!(reader.has_buffered_line());
+        assert!(matches!(reader.next().await, Ok(ReadItem::Frame(_))));
+        assert!(!reader.has_buffered_line(), "only a partial line is left");
     }
 
     #[tokio::test]

@@ -288,7 +288,7 @@ where
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            let reading = self.stream.has_room();
+            let reading = self.stream.may_read(self.reader.has_buffered_line());
             let wake = tokio::select! {
                 biased;
                 _ = self.stream.aborted(), if !self.abort_seen => Wake::Abort,
