@@ -11,8 +11,18 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /** A running turn, as the JavaScript `Turn` wrapper sees it. */
 export declare class NativeTurn {
-  /** The next events as the JSON text of an array, or `null` after the terminal event. */
-  nextBatch(): Promise<string | null>
+  /**
+   * The queued events as the JSON text of an array, or `null` when none are queued (then
+   * `waitBatch`). A ready batch crosses without a promise.
+   */
+  takeBatch(): string | null
+  /**
+   * Like `takeBatch`, but when nothing is queued `onBatch` is kept and called with the next
+   * batch as soon as it is queued, or with `null` once the terminal event has been taken.
+   * It is called from the runner's thread (a thread-safe function), so a quiet stream's
+   * event reaches JavaScript without a hop through a runtime task.
+   */
+  waitBatch(onBatch: (batch: string | null) => void): string | null
   /** The terminal event as JSON text. */
   outcome(): Promise<string>
   /** The caller awaits only the outcome: the turn must not wait for a reader. */
@@ -22,6 +32,21 @@ export declare class NativeTurn {
   /** The consumer left: queued and future events are dropped; the outcome still resolves. */
   detach(): void
 }
+
+/**
+ * The configured MCP servers as the policy sees them: JSON text of
+ * `[{name, enabled, transport: "stdio" | "streamable_http"}]` (no commands, URLs or headers).
+ */
+export declare function mcpInventory(optionsJson: string): Promise<string>
+
+/**
+ * The arguments `runTurn` puts after `app-server` for `options.mcp`:
+ * `["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`. Runs `codex mcp list --json`
+ * first. Rejects with `MCP_NOT_LOOPBACK`, `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`,
+ * `MCP_INVENTORY_INVALID` or `MCP_NAME_COLLISION` at the start of the message.
+ * The result carries header values: do not log it.
+ */
+export declare function mcpPolicyArgs(optionsJson: string): Promise<Array<string>>
 
 /**
  * Validates the options (JSON text of the options object without `signal`) and starts the

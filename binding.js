@@ -836,4 +836,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.NativeTurn = nativeBinding.NativeTurn
+module.exports.mcpInventory = nativeBinding.mcpInventory
+module.exports.mcpPolicyArgs = nativeBinding.mcpPolicyArgs
 module.exports.startTurn = nativeBinding.startTurn
