@@ -6,13 +6,16 @@
 // two clients alternate (addon first on even runs, baseline first on odd ones). Prints a table
 // of medians and ratios and writes everything to bench/results/latest.json.
 //
+// BENCH_ADDON=<path of another build's index.js> measures that build as the addon instead,
+// for before/after comparisons under the same conditions.
+//
 // --smoke runs every measurement at a tiny size: it checks that the bench works (no event
 // lost or reordered, the right terminal, no child left behind) and asserts nothing about
 // speed. The exit status is non-zero when a client got something wrong.
 
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { cpus, totalmem, release } from 'node:os'
+import { cpus, loadavg, totalmem, release } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
@@ -178,7 +181,14 @@ function normalizeShapes(events) {
 
 async function main() {
   const size = smoke ? 'smoke' : 'full'
-  const results = { size, date: new Date().toISOString(), machine: machine(), networkIsolated: isolation, measurements: {} }
+  const results = {
+    size,
+    date: new Date().toISOString(),
+    machine: machine(),
+    addon: process.env.BENCH_ADDON || 'index.js',
+    networkIsolated: isolation,
+    measurements: {},
+  }
   const problems = []
 
   // Both clients must produce the same events from the same stream before their speed means
@@ -201,21 +211,27 @@ async function main() {
     for (let r = 0; r < runs; r++) {
       const order = r % 2 === 0 ? ['addon', 'baseline'] : ['baseline', 'addon']
       for (const client of order) {
+        const loadAverage = loadavg()[0]
         const result = await runWorker({ ...config, measure, client }, spec.isolate)
-        record.runs.push({ run: r, client, ...result })
+        record.runs.push({ run: r, client, loadAverage, ...result })
         for (const e of result.errors ?? []) problems.push(`${name} (${client}, run ${r}): ${e}`)
         process.stdout.write(`${name} run ${r + 1}/${runs} ${client}: ${summaryLine(spec.metrics, result)}\n`)
       }
     }
     record.summary = spec.metrics.map((m) => {
-      const addon = median(record.runs.filter((x) => x.client === 'addon').map((x) => x[m.key]))
-      const baseline = median(record.runs.filter((x) => x.client === 'baseline').map((x) => x[m.key]))
+      const of = (client) => record.runs.filter((x) => x.client === client).map((x) => x[m.key])
+      const addon = median(of('addon'))
+      const baseline = median(of('baseline'))
+      const addonRuns = of('addon')
+      const baselineRuns = of('baseline')
       return {
         metric: m.key,
         label: m.label,
         addon,
         baseline,
         ratio: addon !== null && baseline ? addon / baseline : null,
+        // Each run's addon against the baseline next to it: steadier on a shared machine.
+        pairedRatio: median(addonRuns.map((a, i) => (typeof a === 'number' && baselineRuns[i] ? a / baselineRuns[i] : null))),
         goal: goalText(m.goal),
         met: judge(m.goal, addon, baseline, config),
       }
@@ -248,10 +264,11 @@ function summaryLine(metrics, result) {
 }
 
 function printTable(results) {
-  const rows = [['measurement', 'metric', 'addon (median)', 'baseline (median)', 'addon/baseline', 'goal', 'met']]
+  const rows = [['measurement', 'metric', 'addon (median)', 'baseline (median)', 'ratio of medians', 'median paired ratio', 'goal', 'met']]
+  const ratio = (x) => (x === null ? '–' : x.toFixed(2))
   for (const [name, record] of Object.entries(results.measurements)) {
     for (const s of record.summary) {
-      rows.push([name, s.label, fmt(s.addon), fmt(s.baseline), s.ratio === null ? '–' : s.ratio.toFixed(2), s.goal, s.met === null ? '' : s.met ? 'yes' : 'NO'])
+      rows.push([name, s.label, fmt(s.addon), fmt(s.baseline), ratio(s.ratio), ratio(s.pairedRatio), s.goal, s.met === null ? '' : s.met ? 'yes' : 'NO'])
     }
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)))

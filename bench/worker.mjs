@@ -19,7 +19,8 @@ const errors = []
 /** The client under test, loaded alone (the idle RSS must not include the other one). */
 async function loadClient(kind) {
   if (kind === 'addon') {
-    const { runTurn } = createRequire(import.meta.url)('../index.js')
+    // BENCH_ADDON: another build's index.js (with its binding beside it), to compare versions.
+    const { runTurn } = createRequire(import.meta.url)(process.env.BENCH_ADDON || '../index.js')
     return (options) => runTurn(options)
   }
   if (kind === 'baseline') {
