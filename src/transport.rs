@@ -79,6 +79,16 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             if self.line.len() + content.len() > self.max_frame {
                 return Err(FrameError::TooLarge { limit: self.max_frame });
             }
+            if complete && self.line.is_empty() {
+                // The usual case, a whole line in the buffer: one allocation of its exact size
+                // rather than a buffer regrown from nothing for every line.
+                let mut line = content.to_vec();
+                self.reader.consume(taken);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(Some(line));
+            }
             self.line.extend_from_slice(content);
             self.reader.consume(taken);
             if complete {
