@@ -241,6 +241,15 @@ impl EventStream {
         room
     }
 
+    /// The runner stops reading for now: a waiting consumer gets what was held back.
+    pub fn release(&self) {
+        let mut q = self.lock();
+        q.holding = false;
+        let due = q.due();
+        drop(q);
+        self.hand_over(due);
+    }
+
     /// Resolves once `has_room()` may have become true.
     pub async fn room(&self) {
         let notified = self.writable.notified();
@@ -472,6 +481,15 @@ mod tests {
         for i in 0..HOLD_EVENTS {
             s.push(&diag(i));
         }
+        assert_eq!(got.lock().unwrap().len(), 1);
+
+        // Held events go out when the runner stops reading.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(true));
+        s.push(&diag(0));
+        assert!(got.lock().unwrap().is_empty());
+        s.release();
         assert_eq!(got.lock().unwrap().len(), 1);
 
         // A quiet stream: nothing else buffered, the event crosses at once.

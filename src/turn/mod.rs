@@ -275,6 +275,13 @@ where
 
     /// Processes frames until the awaited response arrives or the run must end.
     async fn pump(&mut self, awaiting: Option<(i64, &'static str, Instant)>) -> Result<Box<RawValue>, Ending> {
+        let outcome = self.pump_frames(awaiting).await;
+        // Events held back for a larger batch must not wait for the next read (or the end).
+        self.stream.release();
+        outcome
+    }
+
+    async fn pump_frames(&mut self, awaiting: Option<(i64, &'static str, Instant)>) -> Result<Box<RawValue>, Ending> {
         loop {
             if let Some(completed) = self.state.take_completion() {
                 return Err(Ending::Turn(Box::new(completed)));
