@@ -11,8 +11,18 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /** A running turn, as the JavaScript `Turn` wrapper sees it. */
 export declare class NativeTurn {
-  /** The next events as the JSON text of an array, or `null` after the terminal event. */
-  nextBatch(): Promise<string | null>
+  /**
+   * The queued events as the JSON text of an array, or `null` when none are queued (then
+   * `waitBatch`). A ready batch crosses without a promise.
+   */
+  takeBatch(): string | null
+  /**
+   * Like `takeBatch`, but when nothing is queued `onBatch` is kept and called with the next
+   * batch as soon as it is queued, or with `null` once the terminal event has been taken.
+   * It is called from the runner's thread (a thread-safe function), so a quiet stream's
+   * event reaches JavaScript without a hop through a runtime task.
+   */
+  waitBatch(onBatch: (batch: string | null) => void): string | null
   /** The terminal event as JSON text. */
   outcome(): Promise<string>
   /** The caller awaits only the outcome: the turn must not wait for a reader. */

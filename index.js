@@ -23,13 +23,23 @@ function nativeCall(fn) {
   }
 }
 
+const EMPTY = []
+
 class Turn {
   #native
-  #batch = []
+  #batch = EMPTY
   #index = 0
   #done = false
   #outcome = null
   #iterator = null
+
+  #resolveBatch = null
+  /** Called by the native side with the batch `waitBatch` promised (null: nothing follows). */
+  #onBatch = (text) => {
+    const resolve = this.#resolveBatch
+    this.#resolveBatch = null
+    resolve(text)
+  }
 
   constructor(native, signal) {
     this.#native = native
@@ -54,21 +64,27 @@ class Turn {
     return this.#outcome
   }
 
+  #take() {
+    const value = this.#batch[this.#index++]
+    if (this.#index === this.#batch.length) this.#batch = EMPTY
+    if (value.type === 'terminal') this.#done = true
+    return { done: false, value }
+  }
+
   async #next() {
-    if (this.#index < this.#batch.length) {
-      const value = this.#batch[this.#index++]
-      if (value.type === 'terminal') this.#done = true
-      return { done: false, value }
-    }
+    if (this.#index < this.#batch.length) return this.#take()
     if (this.#done) return { done: true, value: undefined }
-    const text = await this.#native.nextBatch()
+    let text = this.#native.takeBatch()
+    if (text === null) {
+      text = this.#native.waitBatch(this.#onBatch) ?? (await new Promise((resolve) => (this.#resolveBatch = resolve)))
+    }
     if (text === null) {
       this.#done = true
       return { done: true, value: undefined }
     }
     this.#batch = JSON.parse(text)
     this.#index = 0
-    return this.#next()
+    return this.#take()
   }
 
   #leave() {
@@ -83,10 +99,22 @@ class Turn {
   [Symbol.asyncIterator]() {
     if (this.#iterator === null) {
       // Calls are chained so that concurrent next() calls still receive events in order.
+      // While nothing is in flight, an event of the current batch is handed out at once:
+      // that is the common case, one promise per event instead of a chain of three.
       let chain = Promise.resolve()
-      const serialize = (step) => (chain = chain.then(step, step))
+      let inFlight = 0
+      const serialize = (step) => {
+        inFlight++
+        const settled = () => inFlight--
+        chain = chain.then(step, step)
+        chain.then(settled, settled)
+        return chain
+      }
       this.#iterator = {
-        next: () => serialize(() => this.#next()),
+        next: () => {
+          if (inFlight === 0 && this.#index < this.#batch.length) return Promise.resolve(this.#take())
+          return serialize(() => this.#next())
+        },
         return: () => serialize(() => this.#leave()),
         throw: (error) =>
           serialize(() => {

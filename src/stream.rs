@@ -1,9 +1,11 @@
 //! The queue between a running turn and its consumer.
 //!
-//! Events are serialized when they are produced (on a runtime thread, not the JS thread) and
-//! handed over in batches: one JSON array per crossing. The queue is bounded: when it is full
-//! the runner stops reading the child's stdout, so the pipe pushes back on the child, while the
-//! runner stays free to interrupt and kill. Pushing itself never blocks.
+//! Events are serialized when they are produced (on a runtime thread, not the JS thread),
+//! straight into the batch that will carry them: a batch is the text of one JSON array, so
+//! handing it over is a move, and JavaScript parses it with one `JSON.parse`. The queue is
+//! bounded: when it is full the runner stops reading the child's stdout, so the pipe pushes
+//! back on the child, while the runner stays free to interrupt and kill. Pushing itself never
+//! blocks.
 
 use crate::events::{HarnessEvent, Terminal};
 use std::collections::VecDeque;
@@ -14,8 +16,11 @@ use tokio::sync::{watch, Notify};
 /// Reading from the child pauses above either bound.
 pub const MAX_QUEUED_EVENTS: usize = 4096;
 pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
+/// While the reader still has buffered input, a waiting consumer is handed events once this
+/// many are queued rather than one by one (see [`EventStream::may_read`]).
+pub const HOLD_EVENTS: usize = 256;
 /// One crossing carries at most this much (a batch always carries at least one event).
-pub const MAX_BATCH_BYTES: usize = 2 * 1024 * 1024;
+pub const MAX_BATCH_BYTES: usize = 64 * 1024;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -27,14 +32,97 @@ enum Mode {
     Discard,
 }
 
+/// Events serialized back to back as the text of a JSON array, still open at the end.
+struct Batch {
+    json: Vec<u8>,
+    events: usize,
+}
+
+impl Batch {
+    fn with_capacity(capacity: usize) -> Batch {
+        let mut json = Vec::with_capacity(capacity);
+        json.push(b'[');
+        Batch { json, events: 0 }
+    }
+}
+
 struct Queue {
-    events: VecDeque<String>,
+    /// Oldest first; only the last one is still being filled.
+    batches: VecDeque<Batch>,
+    events: usize,
     bytes: usize,
+    /// Capacity for the next batch: the size the last one reached, so that a steady stream
+    /// does not regrow its buffer from nothing on every crossing.
+    next_capacity: usize,
     mode: Mode,
     consumer_seen: bool,
     /// The terminal event has been queued: nothing may follow it.
     closed: bool,
+    /// A consumer that found the queue empty and waits to be handed the next batch.
+    waiter: Option<BatchWaiter>,
+    /// The reader has more input buffered: the waiting consumer gets it in one batch.
+    holding: bool,
 }
+
+/// Receives the next batch, or `None` when there will be none; called on the producing thread.
+pub type BatchWaiter = Box<dyn FnOnce(Option<String>) + Send>;
+
+impl Queue {
+    /// Serializes `event` onto the last batch, opening a new one when it is full.
+    fn append(&mut self, event: &HarnessEvent) -> usize {
+        let open = self.batches.back().is_some_and(|b| b.json.len() < MAX_BATCH_BYTES);
+        if !open {
+            self.batches.push_back(Batch::with_capacity(self.next_capacity));
+        }
+        let batch = self.batches.back_mut().expect("a batch is open");
+        let before = batch.json.len();
+        if batch.events > 0 {
+            batch.json.push(b',');
+        }
+        serde_json::to_writer(&mut batch.json, event).expect("harness events always serialize");
+        batch.events += 1;
+        let added = batch.json.len() - before;
+        self.events += 1;
+        self.bytes += added;
+        added
+    }
+
+    fn has_room(&self) -> bool {
+        self.mode != Mode::Pulled || (self.events < MAX_QUEUED_EVENTS && self.bytes < MAX_QUEUED_BYTES)
+    }
+
+    /// The first pull turns an unbounded queue (kept for a consumer that might come) bounded.
+    fn consumer_arrived(&mut self) {
+        if !self.consumer_seen {
+            self.consumer_seen = true;
+            if self.mode == Mode::Unbounded {
+                self.mode = Mode::Pulled;
+            }
+        }
+    }
+
+    /// A waiting consumer and what it gets now, if anything is due to it.
+    fn due(&mut self) -> Option<(BatchWaiter, Option<String>)> {
+        self.waiter.as_ref()?;
+        let batch = self.take();
+        if batch.is_none() && !self.closed && self.mode != Mode::Discard {
+            return None;
+        }
+        self.waiter.take().map(|waiter| (waiter, batch))
+    }
+
+    fn take(&mut self) -> Option<String> {
+        let mut batch = self.batches.pop_front()?;
+        self.events -= batch.events;
+        self.bytes -= batch.json.len() - 1;
+        self.next_capacity = (batch.json.len() + 1).clamp(INITIAL_BATCH_CAPACITY, MAX_BATCH_BYTES + 64 * 1024);
+        batch.json.push(b']');
+        // serde_json writes UTF-8 only, and the brackets and commas around it are ASCII.
+        Some(String::from_utf8(batch.json).expect("serialized JSON is UTF-8"))
+    }
+}
+
+const INITIAL_BATCH_CAPACITY: usize = 4 * 1024;
 
 pub struct EventStream {
     queue: Mutex<Queue>,
@@ -55,11 +143,15 @@ impl EventStream {
     pub fn new() -> Self {
         EventStream {
             queue: Mutex::new(Queue {
-                events: VecDeque::new(),
+                batches: VecDeque::new(),
+                events: 0,
                 bytes: 0,
+                next_capacity: INITIAL_BATCH_CAPACITY,
                 mode: Mode::Pulled,
                 consumer_seen: false,
                 closed: false,
+                waiter: None,
+                holding: false,
             }),
             readable: Notify::new(),
             writable: Notify::new(),
@@ -77,31 +169,50 @@ impl EventStream {
 
     /// Queues one event; ignored once the terminal event is queued.
     pub fn push(&self, event: &HarnessEvent) {
-        let json = serde_json::to_string(event).expect("harness events always serialize");
         let mut q = self.lock();
         if q.closed || q.mode == Mode::Discard {
             return;
         }
-        q.bytes += json.len();
-        q.events.push_back(json);
+        // Serializing under the lock costs the consumer at most one event's worth of waiting
+        // and saves a copy of every event.
+        let was_empty = q.events == 0;
+        q.append(event);
+        let due = if q.holding && q.events < HOLD_EVENTS { None } else { q.due() };
         drop(q);
-        self.readable.notify_one();
+        self.hand_over(due);
+        // A consumer can only be waiting when the queue was empty.
+        if was_empty {
+            self.readable.notify_one();
+        }
+    }
+
+    /// Gives a waiting consumer its batch, outside the lock.
+    fn hand_over(&self, due: Option<(BatchWaiter, Option<String>)>) {
+        if let Some((waiter, batch)) = due {
+            let took = batch.is_some();
+            waiter(batch);
+            if took {
+                self.writable.notify_one();
+            }
+        }
     }
 
     /// Queues the terminal event, closes the stream and resolves the outcome.
     pub fn finish(&self, terminal: Terminal) {
-        let json = serde_json::to_string(&HarnessEvent::Terminal(terminal)).expect("terminal serializes");
+        let event = HarnessEvent::Terminal(terminal);
+        let json = serde_json::to_string(&event).expect("terminal serializes");
         let mut q = self.lock();
         if q.closed {
             return;
         }
         q.closed = true;
         if q.mode != Mode::Discard {
-            q.bytes += json.len();
-            q.events.push_back(json.clone());
+            q.append(&event);
         }
+        let due = q.due();
         drop(q);
         self.outcome.send_replace(Some(json));
+        self.hand_over(due);
         self.readable.notify_one();
     }
 
@@ -112,7 +223,31 @@ impl EventStream {
     /// Whether the runner may read another frame from the child.
     pub fn has_room(&self) -> bool {
         let q = self.lock();
-        q.mode != Mode::Pulled || (q.events.len() < MAX_QUEUED_EVENTS && q.bytes < MAX_QUEUED_BYTES)
+        q.has_room()
+    }
+
+    /// Called by the runner before each read: whether it may read another frame. While
+    /// `input_buffered` (the next frame is already in memory, so reading it will not wait),
+    /// a waiting consumer is handed the events in one batch when the input runs dry (or
+    /// [`HOLD_EVENTS`] are queued) instead of one crossing per event. A quiet stream's frame
+    /// is alone in the buffer, so its event still crosses at once.
+    pub fn may_read(&self, input_buffered: bool) -> bool {
+        let mut q = self.lock();
+        let room = q.has_room();
+        q.holding = room && input_buffered;
+        let due = if q.holding { None } else { q.due() };
+        drop(q);
+        self.hand_over(due);
+        room
+    }
+
+    /// The runner stops reading for now: a waiting consumer gets what was held back.
+    pub fn release(&self) {
+        let mut q = self.lock();
+        q.holding = false;
+        let due = q.due();
+        drop(q);
+        self.hand_over(due);
     }
 
     /// Resolves once `has_room()` may have become true.
@@ -130,14 +265,8 @@ impl EventStream {
             let notified = self.readable.notified();
             {
                 let mut q = self.lock();
-                if !q.consumer_seen {
-                    q.consumer_seen = true;
-                    if q.mode == Mode::Unbounded {
-                        q.mode = Mode::Pulled;
-                    }
-                }
-                if !q.events.is_empty() {
-                    let batch = take_batch(&mut q);
+                q.consumer_arrived();
+                if let Some(batch) = q.take() {
                     drop(q);
                     self.writable.notify_one();
                     return Some(batch);
@@ -148,6 +277,38 @@ impl EventStream {
             }
             notified.await;
         }
+    }
+
+    /// The queued events as one batch, if any.
+    pub fn try_take(&self) -> Option<String> {
+        let mut q = self.lock();
+        q.consumer_arrived();
+        let batch = q.take();
+        drop(q);
+        if batch.is_some() {
+            self.writable.notify_one();
+        }
+        batch
+    }
+
+    /// The next batch if one is ready. Otherwise `waiter` is kept and called, on the thread
+    /// that produces it, with the next batch, or with `None` once there will be none (at once
+    /// if that is already so). No runtime task sits between the producer and the consumer,
+    /// so a quiet stream's event is handed over as soon as it is queued.
+    pub fn pull(&self, waiter: BatchWaiter) -> Option<String> {
+        let mut q = self.lock();
+        q.consumer_arrived();
+        if let Some(batch) = q.take() {
+            drop(q);
+            self.writable.notify_one();
+            return Some(batch);
+        }
+        // A consumer pulls one batch at a time; a second waiter replaces a stale one.
+        q.waiter = Some(waiter);
+        let due = q.due();
+        drop(q);
+        self.hand_over(due);
+        None
     }
 
     /// Nobody pulls yet but the caller awaits the outcome: stop pausing the child for want of
@@ -180,9 +341,12 @@ impl EventStream {
     pub fn detach(&self) {
         let mut q = self.lock();
         q.mode = Mode::Discard;
-        q.events.clear();
+        q.batches.clear();
+        q.events = 0;
         q.bytes = 0;
+        let due = q.due();
         drop(q);
+        self.hand_over(due);
         self.writable.notify_one();
         self.readable.notify_one();
     }
@@ -205,24 +369,6 @@ impl EventStream {
             self.abort.notified().await;
         }
     }
-}
-
-fn take_batch(q: &mut Queue) -> String {
-    let mut out = String::with_capacity(q.bytes.min(MAX_BATCH_BYTES) + 2);
-    out.push('[');
-    while let Some(front) = q.events.front() {
-        if out.len() > 1 && out.len() + front.len() > MAX_BATCH_BYTES {
-            break;
-        }
-        let event = q.events.pop_front().expect("front exists");
-        q.bytes -= event.len();
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(&event);
-    }
-    out.push(']');
-    out
 }
 
 #[cfg(test)]
@@ -248,6 +394,125 @@ mod tests {
         assert_eq!(v[0]["line"], "line 1");
         assert_eq!(v[2]["type"], "terminal");
         assert_eq!(s.next_batch().await, None);
+    }
+
+    #[tokio::test]
+    async fn large_backlogs_cross_in_bounded_batches_in_order() {
+        let s = EventStream::new();
+        s.unbound();
+        let big = "x".repeat(MAX_BATCH_BYTES / 3);
+        let count = 10;
+        for i in 0..count {
+            s.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: format!("{i} {big}") });
+        }
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        let mut seen = Vec::new();
+        let mut batches = 0;
+        while let Some(batch) = s.next_batch().await {
+            batches += 1;
+            let v: serde_json::Value = serde_json::from_str(&batch).unwrap();
+            let events = v.as_array().unwrap();
+            // A batch ends with the first event that takes it past the bound.
+            let without_last = batch.len() - serde_json::to_string(events.last().unwrap()).unwrap().len();
+            assert!(events.len() == 1 || without_last <= MAX_BATCH_BYTES, "{} bytes", batch.len());
+            seen.extend(events.iter().cloned());
+        }
+        assert!(batches > 1);
+        assert_eq!(seen.len(), count + 1);
+        for (i, event) in seen[..count].iter().enumerate() {
+            assert!(event["line"].as_str().unwrap().starts_with(&format!("{i} ")));
+        }
+        assert_eq!(seen[count]["type"], "terminal");
+        assert!(s.has_room());
+    }
+
+    fn recorder() -> (Arc<Mutex<Vec<Option<String>>>>, BatchWaiter) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink = got.clone();
+        (got, Box::new(move |batch| sink.lock().unwrap().push(batch)))
+    }
+
+    #[test]
+    fn pull_hands_the_next_event_to_a_waiting_consumer_at_once() {
+        let s = EventStream::new();
+        s.push(&diag(1));
+        let (got, waiter) = recorder();
+        let ready = s.pull(waiter).unwrap();
+        assert!(ready.contains("line 1"));
+        assert!(got.lock().unwrap().is_empty(), "a ready batch is returned, not handed to the waiter");
+
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        s.push(&diag(2));
+        s.push(&diag(3));
+        let handed = got.lock().unwrap().clone();
+        assert_eq!(handed.len(), 1, "the waiter is called once");
+        let first: serde_json::Value = serde_json::from_str(handed[0].as_deref().unwrap()).unwrap();
+        assert_eq!(first[0]["line"], "line 2");
+
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        let (_, waiter) = recorder();
+        let rest: serde_json::Value = serde_json::from_str(&s.pull(waiter).unwrap()).unwrap();
+        assert_eq!(rest[0]["line"], "line 3");
+        assert_eq!(rest[1]["type"], "terminal");
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert_eq!(*got.lock().unwrap(), vec![None], "after the terminal: told at once that nothing follows");
+    }
+
+    #[test]
+    fn buffered_input_is_handed_over_in_one_batch_when_it_runs_dry() {
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(true));
+        s.push(&diag(1));
+        s.push(&diag(2));
+        assert!(got.lock().unwrap().is_empty(), "held while more input is buffered");
+        assert!(s.may_read(false));
+        let handed = got.lock().unwrap().clone();
+        let batch: serde_json::Value = serde_json::from_str(handed[0].as_deref().unwrap()).unwrap();
+        assert_eq!(batch.as_array().unwrap().len(), 2);
+
+        // Never more than HOLD_EVENTS wait for the input to run dry.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(true));
+        for i in 0..HOLD_EVENTS {
+            s.push(&diag(i));
+        }
+        assert_eq!(got.lock().unwrap().len(), 1);
+
+        // Held events go out when the runner stops reading.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(true));
+        s.push(&diag(0));
+        assert!(got.lock().unwrap().is_empty());
+        s.release();
+        assert_eq!(got.lock().unwrap().len(), 1);
+
+        // A quiet stream: nothing else buffered, the event crosses at once.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(false));
+        s.push(&diag(0));
+        assert_eq!(got.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_waiting_consumer_learns_of_the_end_and_of_detach() {
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        assert!(got.lock().unwrap()[0].as_deref().unwrap().contains("\"terminal\""));
+
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        s.detach();
+        assert_eq!(*got.lock().unwrap(), vec![None]);
     }
 
     #[tokio::test]

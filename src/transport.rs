@@ -79,6 +79,16 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             if self.line.len() + content.len() > self.max_frame {
                 return Err(FrameError::TooLarge { limit: self.max_frame });
             }
+            if complete && self.line.is_empty() {
+                // The usual case, a whole line in the buffer: one allocation of its exact size
+                // rather than a buffer regrown from nothing for every line.
+                let mut line = content.to_vec();
+                self.reader.consume(taken);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(Some(line));
+            }
             self.line.extend_from_slice(content);
             self.reader.consume(taken);
             if complete {
@@ -88,6 +98,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 return Ok(Some(std::mem::take(&mut self.line)));
             }
         }
+    }
+
+    /// Whether a complete line is already buffered, so that `next` will not wait for input.
+    pub fn has_buffered_line(&self) -> bool {
+        self.reader.buffer().contains(&b'\n')
     }
 
     /// The next frame, preamble line or end of stream.
@@ -199,6 +214,16 @@ mod tests {
                 Ok("frame:{\"id\":1,\"result\":{}}".to_string()),
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn knows_whether_a_line_is_buffered() {
+        let mut reader = FrameReader::with_limit(&b"{\"method\":\"a\"}\n{\"method\":\"b\"}\n{\"method\""[..], 1024);
+        assert!(!reader.has_buffered_line(), "nothing read yet");
+        assert!(matches!(reader.next().await, Ok(ReadItem::Frame(_))));
+        assert!(reader.has_buffered_line());
+        assert!(matches!(reader.next().await, Ok(ReadItem::Frame(_))));
+        assert!(!reader.has_buffered_line(), "only a partial line is left");
     }
 
     #[tokio::test]

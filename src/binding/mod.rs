@@ -8,6 +8,7 @@ mod mcp;
 use crate::events::{Failure, FailureSource, Terminal};
 use crate::stream::EventStream;
 use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use std::sync::Arc;
 
@@ -46,10 +47,22 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
 
 #[napi]
 impl NativeTurn {
-    /// The next events as the JSON text of an array, or `null` after the terminal event.
+    /// The queued events as the JSON text of an array, or `null` when none are queued (then
+    /// `waitBatch`). A ready batch crosses without a promise.
     #[napi]
-    pub async fn next_batch(&self) -> Option<String> {
-        self.stream.next_batch().await
+    pub fn take_batch(&self) -> Option<String> {
+        self.stream.try_take()
+    }
+
+    /// Like `takeBatch`, but when nothing is queued `onBatch` is kept and called with the next
+    /// batch as soon as it is queued, or with `null` once the terminal event has been taken.
+    /// It is called from the runner's thread (a thread-safe function), so a quiet stream's
+    /// event reaches JavaScript without a hop through a runtime task.
+    #[napi(ts_args_type = "onBatch: (batch: string | null) => void")]
+    pub fn wait_batch(&self, on_batch: ThreadsafeFunction<Option<String>, (), Option<String>, Status, false>) -> Option<String> {
+        self.stream.pull(Box::new(move |batch| {
+            on_batch.call(batch, ThreadsafeFunctionCallMode::NonBlocking);
+        }))
     }
 
     /// The terminal event as JSON text.

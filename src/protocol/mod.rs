@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Method names, in the protocol's own spelling.
 pub mod method {
@@ -106,20 +107,39 @@ pub fn field<'de, T: Deserialize<'de>>(params: Option<&'de RawValue>) -> Option<
     params.and_then(|p| serde_json::from_str(p.get()).ok())
 }
 
-/// The scope fields that decide which thread and turn a notification belongs to.
+/// The fields of a notification's params that routing needs, read in one pass together with
+/// the fields of the delta notifications (the bulk of a stream), so that a delta is parsed
+/// once. Strings borrow from the frame unless they carry escapes.
+///
+/// The delta fields stay raw here: a malformed delta must not change where it is routed,
+/// only whether it becomes a dedicated event (see [`Delta::of`]).
 #[derive(Deserialize, Default, Debug)]
 #[serde(rename_all = "camelCase")]
-pub struct Scope {
-    #[serde(default)]
-    pub thread_id: Option<String>,
-    #[serde(default)]
-    pub turn_id: Option<String>,
+pub struct Scope<'a> {
+    #[serde(default, borrow)]
+    pub thread_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub turn_id: Option<Cow<'a, str>>,
     /// `turn/started` and `turn/completed` carry the turn object instead of `turnId`.
-    #[serde(default)]
-    pub turn: Option<TurnRef>,
+    #[serde(default, borrow)]
+    pub turn: Option<IdRef<'a>>,
     /// `thread/started` carries the thread object instead of `threadId`.
-    #[serde(default)]
-    pub thread: Option<TurnRef>,
+    #[serde(default, borrow)]
+    pub thread: Option<IdRef<'a>>,
+    #[serde(default, borrow)]
+    item_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    delta: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    summary_index: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    content_index: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default, Debug)]
+pub struct IdRef<'a> {
+    #[serde(default, borrow)]
+    pub id: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -128,9 +148,10 @@ pub struct TurnRef {
     pub id: Option<String>,
 }
 
-impl Scope {
-    pub fn of(params: Option<&RawValue>) -> Scope {
-        field(params).unwrap_or_default()
+impl<'a> Scope<'a> {
+    /// The scope of `params`; an unreadable one has no scope (the notification is ours).
+    pub fn of(params: Option<&'a RawValue>) -> Scope<'a> {
+        params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default()
     }
 
     pub fn thread_id(&self) -> Option<&str> {
@@ -143,15 +164,33 @@ impl Scope {
 }
 
 /// `{threadId, turnId, itemId, delta, summaryIndex?, contentIndex?}` of the delta notifications.
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, PartialEq)]
 pub struct Delta {
     pub item_id: String,
     pub delta: String,
-    #[serde(default)]
     pub summary_index: Option<i64>,
-    #[serde(default)]
     pub content_index: Option<i64>,
+}
+
+impl Delta {
+    /// The delta fields read with the scope, or `None` when one is missing or of the wrong type.
+    pub fn of(scope: &Scope) -> Option<Delta> {
+        fn parse<'de, T: Deserialize<'de>>(raw: Option<&'de RawValue>) -> Option<T> {
+            serde_json::from_str(raw?.get()).ok()
+        }
+        fn optional<'de, T: Deserialize<'de>>(raw: Option<&'de RawValue>) -> Option<Option<T>> {
+            match raw {
+                None => Some(None),
+                Some(raw) => serde_json::from_str(raw.get()).ok(),
+            }
+        }
+        Some(Delta {
+            item_id: parse(scope.item_id)?,
+            delta: parse(scope.delta)?,
+            summary_index: optional(scope.summary_index)?,
+            content_index: optional(scope.content_index)?,
+        })
+    }
 }
 
 /// `turn/completed` params: the parts the terminal frame needs.
@@ -308,6 +347,38 @@ mod tests {
         assert!(Incoming::parse(r#"{"id":101}"#).is_err());
         assert!(Incoming::parse("42").is_err());
         assert!(Incoming::parse("{nope").is_err());
+    }
+
+    fn delta(params: &str) -> Option<Delta> {
+        let raw = RawValue::from_string(params.to_string()).unwrap();
+        Delta::of(&Scope::of(Some(&raw)))
+    }
+
+    #[test]
+    fn reads_scope_and_delta_in_one_pass() {
+        let raw = RawValue::from_string(
+            r#"{"threadId":"th","turnId":"t\u0031","itemId":"m","delta":"a\"b","summaryIndex":2,"extra":[1]}"#.into(),
+        )
+        .unwrap();
+        let scope = Scope::of(Some(&raw));
+        assert_eq!((scope.thread_id(), scope.turn_id()), (Some("th"), Some("t1")));
+        let d = Delta::of(&scope).unwrap();
+        assert_eq!((d.item_id.as_str(), d.delta.as_str(), d.summary_index, d.content_index), ("m", "a\"b", Some(2), None));
+
+        let raw = RawValue::from_string(r#"{"thread":{"id":"th"},"turn":{"id":"tu","items":[]}}"#.into()).unwrap();
+        let scope = Scope::of(Some(&raw));
+        assert_eq!((scope.thread_id(), scope.turn_id()), (Some("th"), Some("tu")));
+    }
+
+    #[test]
+    fn malformed_delta_fields_keep_the_scope() {
+        let raw = RawValue::from_string(r#"{"threadId":"th","turnId":"tu","itemId":"m","delta":5}"#.into()).unwrap();
+        let scope = Scope::of(Some(&raw));
+        assert_eq!(scope.thread_id(), Some("th"));
+        assert_eq!(Delta::of(&scope), None);
+        assert_eq!(delta(r#"{"itemId":"m"}"#), None);
+        assert_eq!(delta(r#"{"itemId":"m","delta":"x","contentIndex":"0"}"#), None);
+        assert_eq!(delta(r#"{"itemId":"m","delta":"x","contentIndex":null}"#).unwrap().content_index, None);
     }
 
     #[test]

@@ -278,6 +278,13 @@ where
 
     /// Processes frames until the awaited response arrives or the run must end.
     async fn pump(&mut self, awaiting: Option<(i64, &'static str, Instant)>) -> Result<Box<RawValue>, Ending> {
+        let outcome = self.pump_frames(awaiting).await;
+        // Events held back for a larger batch must not wait for the next read (or the end).
+        self.stream.release();
+        outcome
+    }
+
+    async fn pump_frames(&mut self, awaiting: Option<(i64, &'static str, Instant)>) -> Result<Box<RawValue>, Ending> {
         loop {
             if let Some(completed) = self.state.take_completion() {
                 return Err(Ending::Turn(Box::new(completed)));
@@ -291,7 +298,7 @@ where
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            let reading = self.stream.has_room();
+            let reading = self.stream.may_read(self.reader.has_buffered_line());
             let wake = tokio::select! {
                 biased;
                 _ = self.stream.aborted(), if !self.abort_seen => Wake::Abort,

@@ -170,13 +170,29 @@ impl TurnState {
                 }
                 out.push(HarnessEvent::Passthrough { reason, message: raw(line) });
             }
-            Owner::Owned => self.owned(method, params, &scope, out),
+            Owner::Owned => {
+                let event = self.owned(&method, params.as_deref(), &scope, out);
+                match event {
+                    Some(Some(event)) => out.push(event),
+                    Some(None) => {}
+                    // No dedicated event, or a known method whose params did not have the
+                    // expected shape: nothing is dropped.
+                    None => out.push(HarnessEvent::Native { method, params: params.unwrap_or_else(null) }),
+                }
+            }
         }
     }
 
-    fn owned(&mut self, method: String, params: Option<Box<RawValue>>, scope: &Scope, out: &mut Vec<HarnessEvent>) {
-        let p = params.as_deref();
-        let event = match method.as_str() {
+    /// The dedicated event of an owned notification: `Some(None)` when it only changes the
+    /// state, `None` when it has none (it then goes out as `native`).
+    fn owned(
+        &mut self,
+        method: &str,
+        p: Option<&RawValue>,
+        scope: &Scope,
+        out: &mut Vec<HarnessEvent>,
+    ) -> Option<Option<HarnessEvent>> {
+        match method {
             method::TURN_STARTED => scope.turn_id().map(|turn| {
                 if self.turn_id.is_none() {
                     self.turn_id = Some(turn.to_string());
@@ -213,7 +229,7 @@ impl TurnState {
                     HarnessEvent::ItemCompleted { item }
                 })
             }),
-            method::AGENT_MESSAGE_DELTA => field::<Delta>(p).map(|d| {
+            method::AGENT_MESSAGE_DELTA => Delta::of(scope).map(|d| {
                 if let Some((id, text)) = &mut self.streaming {
                     if *id == d.item_id {
                         text.push_str(&d.delta);
@@ -221,7 +237,7 @@ impl TurnState {
                 }
                 Some(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta })
             }),
-            method::REASONING_SUMMARY_DELTA => field::<Delta>(p).map(|d| {
+            method::REASONING_SUMMARY_DELTA => Delta::of(scope).map(|d| {
                 Some(HarnessEvent::ReasoningDelta {
                     item_id: d.item_id,
                     delta: d.delta,
@@ -229,7 +245,7 @@ impl TurnState {
                     index: d.summary_index.unwrap_or(0),
                 })
             }),
-            method::REASONING_TEXT_DELTA => field::<Delta>(p).map(|d| {
+            method::REASONING_TEXT_DELTA => Delta::of(scope).map(|d| {
                 Some(HarnessEvent::ReasoningDelta {
                     item_id: d.item_id,
                     delta: d.delta,
@@ -238,7 +254,7 @@ impl TurnState {
                 })
             }),
             method::COMMAND_OUTPUT_DELTA => {
-                field::<Delta>(p).map(|d| Some(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta }))
+                Delta::of(scope).map(|d| Some(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta }))
             }
             method::TOKEN_USAGE_UPDATED => field::<TokenUsageParams>(p).map(|u| {
                 let total: Usage = u.token_usage.total.into();
@@ -267,13 +283,6 @@ impl TurnState {
                 }
             }),
             _ => None,
-        };
-        match event {
-            Some(Some(event)) => out.push(event),
-            Some(None) => {}
-            // No dedicated event, or a known method whose params did not have the expected
-            // shape: nothing is dropped.
-            None => out.push(HarnessEvent::Native { method, params: params.unwrap_or_else(null) }),
         }
     }
 }

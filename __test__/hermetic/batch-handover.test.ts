@@ -1,0 +1,47 @@
+// How events cross from the native queue into the async iterator: batches taken at once when
+// ready, waited for otherwise, handed out one by one, in order, whatever the caller does.
+import { afterEach, describe, expect, it } from 'vitest'
+import type { HarnessEvent } from '../../index.js'
+import { assertOneTerminalLast, cleanupFakes, fakeTurn, within } from '../support/fake.js'
+
+afterEach(cleanupFakes)
+
+describe('batch hand-over', () => {
+  it('keeps order when next() is called many times without waiting', async () => {
+    const n = 5_000
+    const { turn } = fakeTurn('burst', { fake: { FAKE_BURST: String(n) } })
+    const it = turn[Symbol.asyncIterator]()
+    const events: HarnessEvent[] = []
+    for (;;) {
+      // Ten calls in flight at once, some answered from the current batch, some waiting.
+      const results = await within(Promise.all(Array.from({ length: 10 }, () => it.next())), 15_000, 'next()')
+      for (const r of results) if (!r.done) events.push(r.value)
+      if (results.some((r) => r.done)) {
+        // Once done, every later call is done too.
+        expect(results.findIndex((r) => r.done)).toBe(results.filter((r) => !r.done).length)
+        break
+      }
+    }
+    const deltas = events.filter((e) => e.type === 'messageDelta').map((e) => (e as { delta: string }).delta)
+    expect(deltas).toEqual(Array.from({ length: n }, (_, i) => `${i},`))
+    expect(assertOneTerminalLast(events).status).toBe('completed')
+    expect((await it.next()).done).toBe(true)
+  })
+
+  it('answers a next() that waits on an empty queue with the terminal of an abort', async () => {
+    const { turn } = fakeTurn('hang', { fake: { FAKE_INTERRUPT: 'ignore' }, interruptGraceMs: 200 })
+    const it = turn[Symbol.asyncIterator]()
+    for (;;) {
+      const r = await within(it.next(), 10_000, 'next()')
+      expect(r.done).toBe(false)
+      if (!r.done && r.value.type === 'turnStarted') break
+    }
+    // Nothing more comes from the server: this call waits for the native side to hand over.
+    const waiting = it.next()
+    turn.abort()
+    const r = await within(waiting, 10_000, 'the waiting next()')
+    expect(r.done).toBe(false)
+    expect(r.value).toMatchObject({ type: 'terminal', status: 'cancelled', cancellation: 'killed' })
+    expect((await within(it.next(), 10_000, 'next() after the terminal')).done).toBe(true)
+  })
+})

@@ -1,0 +1,282 @@
+#!/usr/bin/env node
+// pnpm bench [--smoke] [--only a,b] [--runs N]
+//
+// Measures `runTurn()` against the plain Node client of baseline-client.mjs, side by side:
+// every run of every measurement starts a fresh Node process per client (worker.mjs), and the
+// two clients alternate (addon first on even runs, baseline first on odd ones). Prints a table
+// of medians and ratios and writes everything to bench/results/latest.json.
+//
+// BENCH_ADDON=<path of another build's index.js> measures that build as the addon instead,
+// for before/after comparisons under the same conditions.
+//
+// --smoke runs every measurement at a tiny size: it checks that the bench works (no event
+// lost or reordered, the right terminal, no child left behind) and asserts nothing about
+// speed. The exit status is non-zero when a client got something wrong.
+
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, totalmem, release } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { isDeepStrictEqual } from 'node:util'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const root = dirname(here)
+const WORKER = join(here, 'worker.mjs')
+
+const argv = process.argv.slice(2)
+const smoke = argv.includes('--smoke')
+const flag = (name) => {
+  const i = argv.indexOf(name)
+  return i >= 0 ? argv[i + 1] : undefined
+}
+const only = flag('--only')?.split(',')
+const runsOverride = flag('--runs') ? Number(flag('--runs')) : undefined
+
+// A measurement: its worker config per size, the numbers it reports and the goal on them.
+const MEASUREMENTS = {
+  throughput: {
+    full: { events: 200_000, runs: 5 },
+    smoke: { events: 5_000, runs: 1 },
+    metrics: [
+      { key: 'eventsPerSec', label: 'events/s', goal: { ratioAtLeast: 1.5 } },
+      { key: 'cpuSecondsPer100k', label: 'CPU s per 100k events', goal: { ratioAtMost: 0.67 } },
+    ],
+  },
+  latency: {
+    full: { events: 400, intervalMs: 5, warmup: 20, runs: 3 },
+    smoke: { events: 30, intervalMs: 5, warmup: 5, runs: 1 },
+    metrics: [
+      { key: 'p50Ms', label: 'delta latency p50 (ms)' },
+      { key: 'p99Ms', label: 'delta latency p99 (ms)', goal: { aboveBaselineAtMost: 1 } },
+    ],
+  },
+  slowConsumer: {
+    // A long turn of many messages: the final item of one 1M-delta message alone would be a
+    // 6 MB frame, whose copies would hide what the pause costs.
+    full: { events: 1_000_000, pauseMs: 10_000, perMessage: 1000, runs: 3 },
+    smoke: { events: 20_000, pauseMs: 300, perMessage: 1000, runs: 1 },
+    metrics: [
+      { key: 'peakRssGrowthMb', label: 'peak RSS growth (MB)', goal: { addonBelow: 32 } },
+      { key: 'pausedRssGrowthMb', label: 'RSS growth at the end of the pause (MB)' },
+    ],
+  },
+  abortHonoured: {
+    full: { measure: 'abort', interrupt: 'honour', reps: 20, graceMs: 2000, afterEvents: 20, runs: 3 },
+    smoke: { measure: 'abort', interrupt: 'honour', reps: 2, graceMs: 2000, afterEvents: 5, runs: 1 },
+    metrics: [
+      { key: 'p50Ms', label: 'abort → terminal p50 (ms)' },
+      { key: 'p99Ms', label: 'abort → terminal p99 (ms)' },
+    ],
+  },
+  abortIgnored: {
+    full: { measure: 'abort', interrupt: 'ignore', reps: 3, graceMs: 500, afterEvents: 20, runs: 2 },
+    smoke: { measure: 'abort', interrupt: 'ignore', reps: 1, graceMs: 300, afterEvents: 5, runs: 1 },
+    metrics: [
+      { key: 'p50Ms', label: 'abort → terminal p50 (ms)' },
+      { key: 'maxMs', label: 'abort → terminal max (ms)', goal: { graceMarginAtMost: 100 } },
+    ],
+  },
+  concurrency: {
+    full: { turns: 16, events: 50_000, runs: 3 },
+    smoke: { turns: 4, events: 2_000, runs: 1 },
+    metrics: [
+      { key: 'eventsPerSec', label: 'aggregate events/s', goal: { ratioAtLeast: 1 } },
+      { key: 'cpuSecondsPer100k', label: 'CPU s per 100k events' },
+    ],
+  },
+  real: {
+    full: { runs: 5 },
+    smoke: { runs: 1 },
+    isolate: true,
+    metrics: [
+      { key: 'seconds', label: 'turn wall time (s)', goal: { ratioAtMost: 1.05 } },
+      { key: 'endingMs', label: 'last event → terminal (ms)' },
+      { key: 'cpuSeconds', label: 'client CPU (s)' },
+    ],
+  },
+}
+
+/** Whether workers can run in a loopback-only network namespace (as the test suites do). */
+function canIsolate() {
+  if (process.platform !== 'linux') return false
+  return spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' }).status === 0
+}
+const isolation = canIsolate()
+
+function runWorker(config, isolate) {
+  const args = [WORKER, JSON.stringify(config)]
+  const [cmd, cmdArgs] =
+    isolate && isolation
+      ? ['unshare', ['-n', 'sh', '-c', `ip link set lo up && exec "$0" "$@"`, process.execPath, ...args]]
+      : [process.execPath, args]
+  return new Promise((resolve) => {
+    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.on('exit', (code, signal) => {
+      const line = out.trim().split('\n').at(-1)
+      try {
+        resolve(JSON.parse(line))
+      } catch {
+        resolve({ errors: [`the worker ended (${code ?? signal}) without a result: ${out.slice(-500)}`] })
+      }
+    })
+  })
+}
+
+const median = (values) => {
+  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b)
+  if (v.length === 0) return null
+  const mid = v.length >> 1
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2
+}
+
+function judge(goal, addon, baseline, config) {
+  if (!goal || addon === null) return null
+  if (goal.ratioAtLeast !== undefined) return baseline ? addon / baseline >= goal.ratioAtLeast : null
+  if (goal.ratioAtMost !== undefined) return baseline ? addon / baseline <= goal.ratioAtMost : null
+  if (goal.aboveBaselineAtMost !== undefined) return baseline === null ? null : addon - baseline <= goal.aboveBaselineAtMost
+  if (goal.addonBelow !== undefined) return addon < goal.addonBelow
+  if (goal.graceMarginAtMost !== undefined) return addon - config.graceMs <= goal.graceMarginAtMost
+  return null
+}
+
+function goalText(goal) {
+  if (!goal) return ''
+  if (goal.ratioAtLeast !== undefined) return `ratio ≥ ${goal.ratioAtLeast}`
+  if (goal.ratioAtMost !== undefined) return `ratio ≤ ${goal.ratioAtMost}`
+  if (goal.aboveBaselineAtMost !== undefined) return `≤ baseline + ${goal.aboveBaselineAtMost}`
+  if (goal.addonBelow !== undefined) return `addon < ${goal.addonBelow}`
+  if (goal.graceMarginAtMost !== undefined) return `≤ grace + ${goal.graceMarginAtMost}`
+  return ''
+}
+
+function machine() {
+  const version = (cmd, args) => {
+    const r = spawnSync(cmd, args, { encoding: 'utf8' })
+    return r.status === 0 ? r.stdout.trim() : null
+  }
+  let load = null
+  try {
+    load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+  } catch {}
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? null,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+    rustc: version('rustc', ['--version']),
+    loadAverageAtStart: load,
+  }
+}
+
+/** Timestamps and process ids differ between any two runs; everything else must match. */
+function normalizeShapes(events) {
+  return JSON.parse(JSON.stringify(events), (key, value) =>
+    ['emittedAtMs', 'startedAtMs', 'completedAtMs', 'pid'].includes(key) ? 0 : value,
+  )
+}
+
+async function main() {
+  const size = smoke ? 'smoke' : 'full'
+  const results = {
+    size,
+    date: new Date().toISOString(),
+    machine: machine(),
+    addon: process.env.BENCH_ADDON || 'index.js',
+    networkIsolated: isolation,
+    measurements: {},
+  }
+  const problems = []
+
+  // Both clients must produce the same events from the same stream before their speed means
+  // anything.
+  const [addonShapes, baselineShapes] = await Promise.all([
+    runWorker({ client: 'addon', measure: 'shapes', events: 5 }),
+    runWorker({ client: 'baseline', measure: 'shapes', events: 5 }),
+  ])
+  const same = isDeepStrictEqual(normalizeShapes(addonShapes.events), normalizeShapes(baselineShapes.events))
+  results.shapes = { same, addon: addonShapes.events, baseline: baselineShapes.events }
+  if (!same) problems.push('shapes: the two clients produced different events from the same stream (see latest.json)')
+  console.log(`event shapes: ${same ? 'identical' : 'DIFFERENT'} (${addonShapes.events?.length} events)`)
+
+  for (const [name, spec] of Object.entries(MEASUREMENTS)) {
+    if (only && !only.includes(name)) continue
+    const { runs: defaultRuns, ...config } = spec[size]
+    const runs = runsOverride ?? defaultRuns
+    const measure = config.measure ?? name
+    const record = { config: { ...config, runs }, runs: [] }
+    for (let r = 0; r < runs; r++) {
+      const order = r % 2 === 0 ? ['addon', 'baseline'] : ['baseline', 'addon']
+      for (const client of order) {
+        const loadAverage = loadavg()[0]
+        const result = await runWorker({ ...config, measure, client }, spec.isolate)
+        record.runs.push({ run: r, client, loadAverage, ...result })
+        for (const e of result.errors ?? []) problems.push(`${name} (${client}, run ${r}): ${e}`)
+        process.stdout.write(`${name} run ${r + 1}/${runs} ${client}: ${summaryLine(spec.metrics, result)}\n`)
+      }
+    }
+    record.summary = spec.metrics.map((m) => {
+      const of = (client) => record.runs.filter((x) => x.client === client).map((x) => x[m.key])
+      const addon = median(of('addon'))
+      const baseline = median(of('baseline'))
+      const addonRuns = of('addon')
+      const baselineRuns = of('baseline')
+      return {
+        metric: m.key,
+        label: m.label,
+        addon,
+        baseline,
+        ratio: addon !== null && baseline ? addon / baseline : null,
+        // Each run's addon against the baseline next to it: steadier on a shared machine.
+        pairedRatio: median(addonRuns.map((a, i) => (typeof a === 'number' && baselineRuns[i] ? a / baselineRuns[i] : null))),
+        goal: goalText(m.goal),
+        met: judge(m.goal, addon, baseline, config),
+      }
+    })
+    results.measurements[name] = record
+  }
+
+  results.problems = problems
+  printTable(results)
+  mkdirSync(join(here, 'results'), { recursive: true })
+  const file = join(here, 'results', smoke ? 'smoke.json' : 'latest.json')
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
+  console.log(`\nresults: ${file}`)
+  if (problems.length) {
+    console.error(`\n${problems.length} correctness problem(s):\n  ${problems.join('\n  ')}`)
+    process.exit(1)
+  }
+}
+
+function fmt(x) {
+  if (x === null || x === undefined) return '–'
+  if (Math.abs(x) >= 1000) return Math.round(x).toLocaleString('en-US')
+  if (Math.abs(x) >= 10) return x.toFixed(1)
+  return x.toFixed(3)
+}
+
+function summaryLine(metrics, result) {
+  if (result.errors?.length) return `ERRORS: ${result.errors.join('; ')}`
+  return metrics.map((m) => `${m.label} ${fmt(result[m.key])}`).join(', ')
+}
+
+function printTable(results) {
+  const rows = [['measurement', 'metric', 'addon (median)', 'baseline (median)', 'ratio of medians', 'median paired ratio', 'goal', 'met']]
+  const ratio = (x) => (x === null ? '–' : x.toFixed(2))
+  for (const [name, record] of Object.entries(results.measurements)) {
+    for (const s of record.summary) {
+      rows.push([name, s.label, fmt(s.addon), fmt(s.baseline), ratio(s.ratio), ratio(s.pairedRatio), s.goal, s.met === null ? '' : s.met ? 'yes' : 'NO'])
+    }
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)))
+  const line = (r) => `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`
+  console.log(`\n${results.size} size, ${results.machine.cpus} × ${results.machine.cpuModel}, Node ${results.machine.node}`)
+  console.log(line(rows[0]))
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`)
+  for (const r of rows.slice(1)) console.log(line(r))
+}
+
+await main()
