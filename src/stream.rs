@@ -261,30 +261,25 @@ impl EventStream {
 
     /// The next batch as a JSON array, or `None` once the terminal event has been taken.
     pub async fn next_batch(&self) -> Option<String> {
-        loop {
-            let notified = self.readable.notified();
-            {
-                let mut q = self.lock();
-                q.consumer_arrived();
-                if let Some(batch) = q.take() {
-                    drop(q);
-                    self.writable.notify_one();
-                    return Some(batch);
-                }
-                if q.closed {
-                    return None;
-                }
-            }
-            notified.await;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        match self.pull(Box::new(move |batch| {
+            let _ = tx.send(batch);
+        })) {
+            Some(batch) => Some(batch),
+            None => rx.await.ok().flatten(),
         }
     }
 
     /// The queued events as one batch, if any.
     pub fn try_take(&self) -> Option<String> {
         let mut q = self.lock();
+        self.take_from(&mut q)
+    }
+
+    /// Takes the queued events as the consumer, waking a runner that waits for room.
+    fn take_from(&self, q: &mut Queue) -> Option<String> {
         q.consumer_arrived();
         let batch = q.take();
-        drop(q);
         if batch.is_some() {
             self.writable.notify_one();
         }
@@ -297,10 +292,7 @@ impl EventStream {
     /// so a quiet stream's event is handed over as soon as it is queued.
     pub fn pull(&self, waiter: BatchWaiter) -> Option<String> {
         let mut q = self.lock();
-        q.consumer_arrived();
-        if let Some(batch) = q.take() {
-            drop(q);
-            self.writable.notify_one();
+        if let Some(batch) = self.take_from(&mut q) {
             return Some(batch);
         }
         // A consumer pulls one batch at a time; a second waiter replaces a stale one.

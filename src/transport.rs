@@ -183,13 +183,23 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     async fn read_all(input: &[u8], limit: usize) -> Vec<Result<String, FrameError>> {
-        let mut reader = FrameReader::with_limit(input, limit);
+        drain(FrameReader::with_limit(input, limit), input.len()).await
+    }
+
+    /// Everything `reader` yields over an input of `len` bytes, up to its first error, as
+    /// `frame:…` / `preamble:…` lines.
+    pub(crate) async fn drain<R: AsyncRead + Unpin>(
+        mut reader: FrameReader<R>,
+        len: usize,
+    ) -> Vec<Result<String, FrameError>> {
         let mut out = Vec::new();
-        loop {
+        // Each item consumes at least one line, so this bound is never reached by a correct
+        // reader; reaching it means a loop that reads nothing.
+        for _ in 0..=len + 1 {
             match reader.next().await {
                 Ok(ReadItem::Eof) => return out,
                 Ok(ReadItem::Frame(f)) => out.push(Ok(format!("frame:{}", f.line))),
@@ -200,6 +210,7 @@ mod tests {
                 }
             }
         }
+        panic!("the reader did not reach the end of {len} bytes");
     }
 
     #[tokio::test]

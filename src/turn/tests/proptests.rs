@@ -6,7 +6,7 @@
 use super::FakeProcess;
 use crate::options;
 use crate::stream::EventStream;
-use crate::transport::{FrameError, FrameReader, ReadItem};
+use crate::transport::{FrameError, FrameReader};
 use crate::turn::drive;
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -81,24 +81,10 @@ impl AsyncRead for Chunked {
 
 /// Everything the reader makes of `bytes` cut at `cuts`, up to end of stream or the first error.
 fn decode(bytes: &[u8], cuts: &[usize], limit: usize) -> Vec<Result<String, FrameError>> {
-    runtime().block_on(async {
-        let mut reader = FrameReader::with_limit(Chunked::new(bytes, cuts), limit);
-        let mut out = Vec::new();
-        // Each item consumes at least one line, so this bound is never reached by a correct
-        // reader; reaching it means a loop that reads nothing.
-        for _ in 0..=bytes.len() + 1 {
-            match reader.next().await {
-                Ok(ReadItem::Eof) => return out,
-                Ok(ReadItem::Frame(f)) => out.push(Ok(format!("frame:{}", f.line))),
-                Ok(ReadItem::Preamble(p)) => out.push(Ok(format!("preamble:{p}"))),
-                Err(e) => {
-                    out.push(Err(e));
-                    return out;
-                }
-            }
-        }
-        panic!("the reader did not reach the end of {} bytes", bytes.len());
-    })
+    runtime().block_on(crate::transport::tests::drain(
+        FrameReader::with_limit(Chunked::new(bytes, cuts), limit),
+        bytes.len(),
+    ))
 }
 
 /// Bytes that look a little like the wire: JSON punctuation, newlines, and anything else.
