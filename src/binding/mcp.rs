@@ -42,24 +42,20 @@ struct Target {
     policy: Option<McpPolicy>,
 }
 
-fn parse(options_json: &str) -> Result<Target> {
-    let de = &mut serde_json::Deserializer::from_str(options_json);
-    let options: PolicyOptions = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        let inner = inner
-            .split(" at line ")
-            .next()
-            .unwrap_or(&inner)
-            .to_string();
-        Error::new(Status::InvalidArg, format!("options.{path}: {inner}"))
-    })?;
+/// The options, validated as `runTurn`'s are; without `launcher` or `codexPath` the Codex
+/// that discovery selects, as `runTurn` would run it.
+async fn parse(options_json: &str) -> Result<Target> {
+    let invalid = |e: crate::options::OptionsError| Error::new(Status::InvalidArg, e.0);
+    let options: PolicyOptions = crate::options::from_json(options_json).map_err(invalid)?;
     if !std::path::Path::new(&options.cwd).is_absolute() {
         return Err(Error::new(
             Status::InvalidArg,
             "options.cwd must be an absolute path",
         ));
     }
+    let env = options.env.unwrap_or_default();
+    crate::options::check_env(&env).map_err(invalid)?;
+    let env: Vec<(String, String)> = env.into_iter().collect();
     let (program, prefix) = match (options.launcher, options.codex_path) {
         (Some(launcher), _) => {
             let mut parts = launcher.into_iter();
@@ -69,21 +65,31 @@ fn parse(options_json: &str) -> Result<Target> {
             (PathBuf::from(program), parts.map(OsString::from).collect())
         }
         (None, Some(path)) if !path.is_empty() => (PathBuf::from(path), Vec::new()),
-        (None, _) => (
-            which::which("codex").map_err(|e| {
+        (None, _) => {
+            let wanted = crate::discovery::DiscoverOptions {
+                locus: None,
+                env: env.clone(),
+                refresh: false,
+            };
+            let discovery = crate::discovery::discover(&wanted).await;
+            let selected = discovery.selected.as_ref().ok_or_else(|| {
                 Error::new(
                     Status::GenericFailure,
-                    format!("CODEX_NOT_FOUND: no codex executable on PATH: {e}"),
+                    format!(
+                        "CODEX_NOT_FOUND: {}",
+                        discovery.reason.as_deref().unwrap_or("no usable Codex CLI was found")
+                    ),
                 )
-            })?,
-            Vec::new(),
-        ),
+            })?;
+            let launch = selected.launch();
+            (launch.program, launch.prefix_args)
+        }
     };
     Ok(Target {
         program,
         prefix,
         cwd: PathBuf::from(options.cwd),
-        env: options.env.unwrap_or_default().into_iter().collect(),
+        env,
         policy: options.mcp,
     })
 }
@@ -108,7 +114,7 @@ pub struct McpPolicyLaunch {
 
 #[napi(ts_args_type = "optionsJson: string")]
 pub async fn mcp_policy_args(options_json: String) -> Result<McpPolicyLaunch> {
-    let target = parse(&options_json)?;
+    let target = parse(&options_json).await?;
     let policy = target
         .policy
         .ok_or_else(|| Error::new(Status::InvalidArg, "options.mcp is required"))?;
@@ -135,7 +141,7 @@ pub async fn mcp_policy_args(options_json: String) -> Result<McpPolicyLaunch> {
 /// `[{name, enabled, transport: "stdio" | "streamable_http"}]` (no commands, URLs or headers).
 #[napi(ts_args_type = "optionsJson: string")]
 pub async fn mcp_inventory(options_json: String) -> Result<String> {
-    let target = parse(&options_json)?;
+    let target = parse(&options_json).await?;
     let servers =
         mcp_policy::configured_servers(&target.program, &target.prefix, &target.cwd, &target.env)
             .await
