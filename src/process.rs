@@ -279,8 +279,7 @@ impl ServerProcess for ChildProcess {
             None => tree::Tree::capture_marked(self.pid, Some(&self.marker)),
         };
         let polite = self.wait_exit(EXIT_GRACE).await;
-        tree.refresh();
-        tree.signal(tree::Signal::Term);
+        tree.refresh_and_signal(tree::Signal::Term);
         if polite.is_none() {
             let _ = self.wait_exit(TERM_GRACE).await;
         }
@@ -360,39 +359,38 @@ pub mod tree {
         /// Like [`Tree::capture`], also finding every process whose environment holds `marker`
         /// as the value of [`super::TREE_MARKER_VAR`].
         pub fn capture_marked(pid: u32, marker: Option<&str>) -> Tree {
-            let mut tree = Tree { pgid: pid as i32, marker: marker.map(str::to_string), members: Vec::new(), born: 0 };
+            let tree = Tree { pgid: pid as i32, marker: marker.map(str::to_string), members: Vec::new(), born: 0 };
             #[cfg(target_os = "linux")]
-            {
+            let tree = {
+                let mut tree = tree;
                 let all = scan();
                 tree.add(&all, pid as i32);
                 tree.born = tree.members.first().map_or(0, |m| m.1);
-            }
-            tree.refresh();
+                tree.refresh_from(&all);
+                tree
+            };
             tree
         }
 
-        /// Adds members that appeared since the last look.
-        pub fn refresh(&mut self) {
-            #[cfg(target_os = "linux")]
-            {
-                let all = scan();
-                // Only members still known by their start time: a recycled pid's children are
-                // someone else's.
-                let roots: Vec<i32> = self
-                    .members
-                    .iter()
-                    .filter(|(pid, start)| all.iter().any(|p| p.pid == *pid && p.start == *start))
-                    .map(|m| m.0)
-                    .collect();
-                for pid in descendants(&all, &roots) {
-                    self.add(&all, pid);
-                }
-                if let Some(marker) = &self.marker {
-                    let needle = format!("{}={marker}", super::TREE_MARKER_VAR);
-                    for entry in all.iter().filter(|p| !p.zombie && p.start >= self.born) {
-                        if !self.members.iter().any(|m| m.0 == entry.pid) && carries(entry.pid, needle.as_bytes()) {
-                            self.members.push((entry.pid, entry.start));
-                        }
+        /// Adds the members that appeared since the last look.
+        #[cfg(target_os = "linux")]
+        fn refresh_from(&mut self, all: &[ProcEntry]) {
+            // Only members still known by their start time: a recycled pid's children are
+            // someone else's.
+            let roots: Vec<i32> = self
+                .members
+                .iter()
+                .filter(|(pid, start)| all.iter().any(|p| p.pid == *pid && p.start == *start))
+                .map(|m| m.0)
+                .collect();
+            for pid in descendants(all, &roots) {
+                self.add(all, pid);
+            }
+            if let Some(marker) = &self.marker {
+                let needle = format!("{}={marker}", super::TREE_MARKER_VAR);
+                for entry in all.iter().filter(|p| !p.zombie && p.start >= self.born) {
+                    if !self.members.iter().any(|m| m.0 == entry.pid) && carries(entry.pid, needle.as_bytes()) {
+                        self.members.push((entry.pid, entry.start));
                     }
                 }
             }
@@ -408,7 +406,27 @@ pub mod tree {
             }
         }
 
+        /// Sends `signal` to the group and every member still running.
         pub fn signal(&self, signal: Signal) {
+            #[cfg(target_os = "linux")]
+            self.send(signal, &self.live_members(&scan()));
+            #[cfg(not(target_os = "linux"))]
+            self.send(signal, &[]);
+        }
+
+        /// Looks for new members, then signals: one look at the process table for both.
+        pub fn refresh_and_signal(&mut self, signal: Signal) {
+            #[cfg(target_os = "linux")]
+            {
+                let all = scan();
+                self.refresh_from(&all);
+                self.send(signal, &self.live_members(&all));
+            }
+            #[cfg(not(target_os = "linux"))]
+            self.send(signal, &[]);
+        }
+
+        fn send(&self, signal: Signal, members: &[i32]) {
             #[cfg(unix)]
             {
                 let sig = match signal {
@@ -419,8 +437,7 @@ pub mod tree {
                 unsafe {
                     libc::killpg(self.pgid, sig);
                 }
-                #[cfg(target_os = "linux")]
-                for pid in self.live_members() {
+                for &pid in members {
                     // SAFETY: as above; the start time check rules out a recycled pid.
                     unsafe {
                         libc::kill(pid, sig);
@@ -428,13 +445,12 @@ pub mod tree {
                 }
             }
             #[cfg(not(unix))]
-            let _ = signal;
+            let _ = (signal, members);
         }
 
-        /// Members still running, matched by pid and start time.
+        /// Members still running in `all`, matched by pid and start time.
         #[cfg(target_os = "linux")]
-        fn live_members(&self) -> Vec<i32> {
-            let all = scan();
+        fn live_members(&self, all: &[ProcEntry]) -> Vec<i32> {
             self.members
                 .iter()
                 .filter(|(pid, start)| all.iter().any(|p| p.pid == *pid && p.start == *start && !p.zombie))
@@ -447,9 +463,7 @@ pub mod tree {
         pub fn any_alive(&self) -> bool {
             #[cfg(target_os = "linux")]
             {
-                scan().iter().any(|p| {
-                    !p.zombie && (p.pgrp == self.pgid || self.members.iter().any(|m| m.0 == p.pid && m.1 == p.start))
-                })
+                self.alive_in(&scan())
             }
             #[cfg(all(unix, not(target_os = "linux")))]
             {
@@ -462,6 +476,13 @@ pub mod tree {
             }
         }
 
+        #[cfg(target_os = "linux")]
+        fn alive_in(&self, all: &[ProcEntry]) -> bool {
+            all.iter().any(|p| {
+                !p.zombie && (p.pgrp == self.pgid || self.members.iter().any(|m| m.0 == p.pid && m.1 == p.start))
+            })
+        }
+
         /// After SIGTERM: waits up to `grace` for the rest of the tree, then kills what is left
         /// (including members that appeared meanwhile).
         pub async fn finish(&mut self, grace: Duration) {
@@ -469,7 +490,15 @@ pub mod tree {
             while self.any_alive() && tokio::time::Instant::now() < until {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            self.refresh();
+            #[cfg(target_os = "linux")]
+            {
+                let all = scan();
+                self.refresh_from(&all);
+                if self.alive_in(&all) {
+                    self.send(Signal::Kill, &self.live_members(&all));
+                }
+            }
+            #[cfg(not(target_os = "linux"))]
             if self.any_alive() {
                 self.signal(Signal::Kill);
             }
