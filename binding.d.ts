@@ -12,7 +12,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** A running turn, as the JavaScript `Turn` wrapper sees it. */
 export declare class NativeTurn {
   /**
-   * The queued events as the JSON text of an array, or `null` when none are queued (then
+   * The queued events as the text of one batch, or `null` when none are queued (then
    * `waitBatch`). A ready batch crosses without a promise.
    */
   takeBatch(): string | null

@@ -23,12 +23,69 @@ function nativeCall(fn) {
   }
 }
 
-const EMPTY = []
+const COLON = 58
+const SAME_ITEM = 61
+
+/**
+ * Reads the events of the batches the native side writes (their text is described in
+ * src/batch.rs): deltas are built from slices of the text, everything else is parsed JSON.
+ */
+class BatchReader {
+  text = ''
+  pos = 0
+  /** The item id of the previous delta, which a later delta of the batch may repeat. */
+  itemId = ''
+
+  get more() {
+    return this.pos < this.text.length
+  }
+
+  next() {
+    switch (this.text.charCodeAt(this.pos++)) {
+      case 109: {
+        const itemId = this.#item()
+        return { type: 'messageDelta', itemId, delta: this.#string() }
+      }
+      case 99: {
+        const itemId = this.#item()
+        return { type: 'commandOutput', itemId, delta: this.#string() }
+      }
+      case 115:
+      case 116: {
+        const part = this.text.charCodeAt(this.pos - 1) === 115 ? 'summary' : 'text'
+        const itemId = this.#item()
+        const delta = this.#string()
+        return { type: 'reasoningDelta', itemId, delta, part, index: Number(this.#string()) }
+      }
+      case 74:
+        return JSON.parse(this.#string())
+      default:
+        throw new Error(`@rennet/codex: unreadable event batch at ${this.pos - 1}`)
+    }
+  }
+
+  #string() {
+    const text = this.text
+    let i = this.pos
+    let length = 0
+    let c
+    while ((c = text.charCodeAt(i++)) !== COLON) length = length * 10 + c - 48
+    this.pos = i + length
+    return text.slice(i, i + length)
+  }
+
+  #item() {
+    if (this.text.charCodeAt(this.pos) === SAME_ITEM) {
+      this.pos++
+      return this.itemId
+    }
+    return (this.itemId = this.#string())
+  }
+}
 
 class Turn {
   #native
-  #batch = EMPTY
-  #index = 0
+  #batch = new BatchReader()
   #done = false
   #outcome = null
   #iterator = null
@@ -65,14 +122,13 @@ class Turn {
   }
 
   #take() {
-    const value = this.#batch[this.#index++]
-    if (this.#index === this.#batch.length) this.#batch = EMPTY
+    const value = this.#batch.next()
     if (value.type === 'terminal') this.#done = true
     return { done: false, value }
   }
 
   async #next() {
-    if (this.#index < this.#batch.length) return this.#take()
+    if (this.#batch.more) return this.#take()
     if (this.#done) return { done: true, value: undefined }
     let text = this.#native.takeBatch()
     if (text === null) {
@@ -82,8 +138,8 @@ class Turn {
       this.#done = true
       return { done: true, value: undefined }
     }
-    this.#batch = JSON.parse(text)
-    this.#index = 0
+    this.#batch.text = text
+    this.#batch.pos = 0
     return this.#take()
   }
 
@@ -112,7 +168,7 @@ class Turn {
       }
       this.#iterator = {
         next: () => {
-          if (inFlight === 0 && this.#index < this.#batch.length) return Promise.resolve(this.#take())
+          if (inFlight === 0 && this.#batch.more) return Promise.resolve(this.#take())
           return serialize(() => this.#next())
         },
         return: () => serialize(() => this.#leave()),

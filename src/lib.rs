@@ -1,8 +1,9 @@
 //! @rennet/codex: runs one Codex turn through `codex app-server`.
 //!
-//! The core (`protocol`, `transport`, `process`, `turn`, `events`, `stream`, `options`) knows
-//! nothing of Node; `binding` is the thin N-API layer over it.
+//! The core (`protocol`, `transport`, `process`, `turn`, `events`, `stream`, `batch`,
+//! `options`) knows nothing of Node; `binding` is the thin N-API layer over it.
 
+pub mod batch;
 pub mod discovery;
 pub mod events;
 pub mod isolation;

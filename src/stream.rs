@@ -1,16 +1,18 @@
 //! The queue between a running turn and its consumer.
 //!
-//! Events are serialized when they are produced (on a runtime thread, not the JS thread),
-//! straight into the batch that will carry them: a batch is the text of one JSON array, so
-//! handing it over is a move, and JavaScript parses it with one `JSON.parse`. The queue is
+//! Events are written when they are produced (on a runtime thread, not the JS thread),
+//! straight into the batch that will carry them (see [`crate::batch`] for its text), so
+//! handing a batch over is a move. The queue is
 //! bounded: when it is full the runner stops reading the child's stdout, so the pipe pushes
 //! back on the child, while the runner stays free to interrupt and kill. Pushing itself never
 //! blocks.
 
+use crate::batch::Batch;
 use crate::events::{HarnessEvent, Terminal};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
 
 /// Reading from the child pauses above either bound.
@@ -21,6 +23,20 @@ pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
 pub const HOLD_EVENTS: usize = 256;
 /// One crossing carries at most this much (a batch always carries at least one event).
 pub const MAX_BATCH_BYTES: usize = 64 * 1024;
+/// A waiting consumer that was handed a batch less than this long ago gets the next one when
+/// this much time has passed since (or [`HOLD_EVENTS`] are queued): a busy stream crosses in
+/// batches instead of waking the JavaScript thread for each event, and the first event after
+/// a quiet spell still crosses at once. The runtime's timer has millisecond resolution.
+pub const COALESCE: Duration = Duration::from_millis(1);
+
+/// What the runner may do before its next read (see [`EventStream::may_read`]).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// Whether it may read another frame.
+    pub room: bool,
+    /// When it must call [`EventStream::release`] if it is still waiting for input then.
+    pub release_at: Option<Instant>,
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -30,20 +46,6 @@ enum Mode {
     Unbounded,
     /// The consumer left (`break`, GC): events are dropped, the outcome still resolves.
     Discard,
-}
-
-/// Events serialized back to back as the text of a JSON array, still open at the end.
-struct Batch {
-    json: Vec<u8>,
-    events: usize,
-}
-
-impl Batch {
-    fn with_capacity(capacity: usize) -> Batch {
-        let mut json = Vec::with_capacity(capacity);
-        json.push(b'[');
-        Batch { json, events: 0 }
-    }
 }
 
 struct Queue {
@@ -60,8 +62,11 @@ struct Queue {
     closed: bool,
     /// A consumer that found the queue empty and waits to be handed the next batch.
     waiter: Option<BatchWaiter>,
-    /// The reader has more input buffered: the waiting consumer gets it in one batch.
+    /// The reader has more input buffered, or the stream is busy: the waiting consumer gets
+    /// what comes in one batch.
     holding: bool,
+    /// When a waiting consumer was last handed a batch.
+    last_handover: Option<Instant>,
 }
 
 /// Receives the next batch, or `None` when there will be none; called on the producing thread.
@@ -70,18 +75,11 @@ pub type BatchWaiter = Box<dyn FnOnce(Option<String>) + Send>;
 impl Queue {
     /// Serializes `event` onto the last batch, opening a new one when it is full.
     fn append(&mut self, event: &HarnessEvent) -> usize {
-        let open = self.batches.back().is_some_and(|b| b.json.len() < MAX_BATCH_BYTES);
+        let open = self.batches.back().is_some_and(|b| b.len() < MAX_BATCH_BYTES);
         if !open {
             self.batches.push_back(Batch::with_capacity(self.next_capacity));
         }
-        let batch = self.batches.back_mut().expect("a batch is open");
-        let before = batch.json.len();
-        if batch.events > 0 {
-            batch.json.push(b',');
-        }
-        serde_json::to_writer(&mut batch.json, event).expect("harness events always serialize");
-        batch.events += 1;
-        let added = batch.json.len() - before;
+        let added = self.batches.back_mut().expect("a batch is open").push(event);
         self.events += 1;
         self.bytes += added;
         added
@@ -103,22 +101,30 @@ impl Queue {
 
     /// A waiting consumer and what it gets now, if anything is due to it.
     fn due(&mut self) -> Option<(BatchWaiter, Option<String>)> {
-        self.waiter.as_ref()?;
+        if self.waiter.is_none() || self.held() {
+            return None;
+        }
         let batch = self.take();
         if batch.is_none() && !self.closed && self.mode != Mode::Discard {
             return None;
         }
+        if batch.is_some() {
+            self.last_handover = Some(Instant::now());
+        }
         self.waiter.take().map(|waiter| (waiter, batch))
     }
 
+    /// The runner is about to hand the queued events over in one batch (see `may_read`).
+    fn held(&self) -> bool {
+        self.holding && self.events < HOLD_EVENTS && !self.closed && self.mode != Mode::Discard
+    }
+
     fn take(&mut self) -> Option<String> {
-        let mut batch = self.batches.pop_front()?;
-        self.events -= batch.events;
-        self.bytes -= batch.json.len() - 1;
-        self.next_capacity = (batch.json.len() + 1).clamp(INITIAL_BATCH_CAPACITY, MAX_BATCH_BYTES + 64 * 1024);
-        batch.json.push(b']');
-        // serde_json writes UTF-8 only, and the brackets and commas around it are ASCII.
-        Some(String::from_utf8(batch.json).expect("serialized JSON is UTF-8"))
+        let batch = self.batches.pop_front()?;
+        self.events -= batch.events();
+        self.bytes -= batch.len();
+        self.next_capacity = batch.len().clamp(INITIAL_BATCH_CAPACITY, MAX_BATCH_BYTES + 64 * 1024);
+        Some(batch.into_string())
     }
 }
 
@@ -152,6 +158,7 @@ impl EventStream {
                 closed: false,
                 waiter: None,
                 holding: false,
+                last_handover: None,
             }),
             readable: Notify::new(),
             writable: Notify::new(),
@@ -177,7 +184,7 @@ impl EventStream {
         // and saves a copy of every event.
         let was_empty = q.events == 0;
         q.append(event);
-        let due = if q.holding && q.events < HOLD_EVENTS { None } else { q.due() };
+        let due = q.due();
         drop(q);
         self.hand_over(due);
         // A consumer can only be waiting when the queue was empty.
@@ -226,19 +233,21 @@ impl EventStream {
         q.has_room()
     }
 
-    /// Called by the runner before each read: whether it may read another frame. While
-    /// `input_buffered` (the next frame is already in memory, so reading it will not wait),
-    /// a waiting consumer is handed the events in one batch when the input runs dry (or
-    /// [`HOLD_EVENTS`] are queued) instead of one crossing per event. A quiet stream's frame
-    /// is alone in the buffer, so its event still crosses at once.
-    pub fn may_read(&self, input_buffered: bool) -> bool {
+    /// Called by the runner before each read. While `input_buffered` (the next frame is
+    /// already in memory, so reading it will not wait) or within [`COALESCE`] of the last
+    /// hand-over, a waiting consumer is handed the events in one batch when the input runs dry
+    /// and that time is up (or [`HOLD_EVENTS`] are queued) instead of one crossing per event.
+    /// A quiet stream's frame is alone in the buffer and comes after a quiet spell, so its
+    /// event crosses at once.
+    pub fn may_read(&self, input_buffered: bool, now: Instant) -> Reading {
         let mut q = self.lock();
         let room = q.has_room();
-        q.holding = room && input_buffered;
-        let due = if q.holding { None } else { q.due() };
+        let busy_until = q.last_handover.map(|at| at + COALESCE).filter(|&until| until > now);
+        q.holding = room && (input_buffered || busy_until.is_some());
+        let due = q.due();
         drop(q);
         self.hand_over(due);
-        room
+        Reading { room, release_at: busy_until.filter(|_| room) }
     }
 
     /// The runner stops reading for now: a waiting consumer gets what was held back.
@@ -259,7 +268,7 @@ impl EventStream {
         notified.await;
     }
 
-    /// The next batch as a JSON array, or `None` once the terminal event has been taken.
+    /// The next batch, or `None` once the terminal event has been taken.
     pub async fn next_batch(&self) -> Option<String> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         match self.pull(Box::new(move |batch| {
@@ -279,6 +288,9 @@ impl EventStream {
     /// Takes the queued events as the consumer, waking a runner that waits for room.
     fn take_from(&self, q: &mut Queue) -> Option<String> {
         q.consumer_arrived();
+        if q.held() {
+            return None;
+        }
         let batch = q.take();
         if batch.is_some() {
             self.writable.notify_one();
@@ -366,6 +378,7 @@ impl EventStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::decode;
     use crate::events::{DiagnosticSource, Failure, FailureSource};
     use std::sync::Arc;
 
@@ -381,8 +394,8 @@ mod tests {
         s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
         s.push(&diag(3));
         let batch = s.next_batch().await.unwrap();
-        let v: serde_json::Value = serde_json::from_str(&batch).unwrap();
-        assert_eq!(v.as_array().unwrap().len(), 3);
+        let v = decode(&batch).unwrap();
+        assert_eq!(v.len(), 3);
         assert_eq!(v[0]["line"], "line 1");
         assert_eq!(v[2]["type"], "terminal");
         assert_eq!(s.next_batch().await, None);
@@ -393,6 +406,7 @@ mod tests {
         let s = EventStream::new();
         s.unbound();
         let big = "x".repeat(MAX_BATCH_BYTES / 3);
+        let record = big.len() + 100;
         let count = 10;
         for i in 0..count {
             s.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: format!("{i} {big}") });
@@ -402,12 +416,10 @@ mod tests {
         let mut batches = 0;
         while let Some(batch) = s.next_batch().await {
             batches += 1;
-            let v: serde_json::Value = serde_json::from_str(&batch).unwrap();
-            let events = v.as_array().unwrap();
+            let events = decode(&batch).unwrap();
             // A batch ends with the first event that takes it past the bound.
-            let without_last = batch.len() - serde_json::to_string(events.last().unwrap()).unwrap().len();
-            assert!(events.len() == 1 || without_last <= MAX_BATCH_BYTES, "{} bytes", batch.len());
-            seen.extend(events.iter().cloned());
+            assert!(events.len() == 1 || batch.len() <= MAX_BATCH_BYTES + record, "{} bytes", batch.len());
+            seen.extend(events);
         }
         assert!(batches > 1);
         assert_eq!(seen.len(), count + 1);
@@ -439,12 +451,12 @@ mod tests {
         s.push(&diag(3));
         let handed = got.lock().unwrap().clone();
         assert_eq!(handed.len(), 1, "the waiter is called once");
-        let first: serde_json::Value = serde_json::from_str(handed[0].as_deref().unwrap()).unwrap();
+        let first: serde_json::Value = serde_json::Value::Array(decode(handed[0].as_deref().unwrap()).unwrap());
         assert_eq!(first[0]["line"], "line 2");
 
         s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
         let (_, waiter) = recorder();
-        let rest: serde_json::Value = serde_json::from_str(&s.pull(waiter).unwrap()).unwrap();
+        let rest: serde_json::Value = serde_json::Value::Array(decode(&s.pull(waiter).unwrap()).unwrap());
         assert_eq!(rest[0]["line"], "line 3");
         assert_eq!(rest[1]["type"], "terminal");
         let (got, waiter) = recorder();
@@ -452,24 +464,31 @@ mod tests {
         assert_eq!(*got.lock().unwrap(), vec![None], "after the terminal: told at once that nothing follows");
     }
 
+    /// A moment after any hand-over's coalescing window.
+    fn quiet() -> Instant {
+        Instant::now() + COALESCE * 2
+    }
+
+    fn events_in(batch: &Option<String>) -> usize {
+        decode(batch.as_deref().unwrap()).unwrap().len()
+    }
+
     #[test]
     fn buffered_input_is_handed_over_in_one_batch_when_it_runs_dry() {
         let s = EventStream::new();
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true));
+        assert!(s.may_read(true, quiet()).room);
         s.push(&diag(1));
         s.push(&diag(2));
         assert!(got.lock().unwrap().is_empty(), "held while more input is buffered");
-        assert!(s.may_read(false));
-        let handed = got.lock().unwrap().clone();
-        let batch: serde_json::Value = serde_json::from_str(handed[0].as_deref().unwrap()).unwrap();
-        assert_eq!(batch.as_array().unwrap().len(), 2);
+        assert!(s.may_read(false, quiet()).room);
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
 
         // Never more than HOLD_EVENTS wait for the input to run dry.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true));
+        assert!(s.may_read(true, quiet()).room);
         for i in 0..HOLD_EVENTS {
             s.push(&diag(i));
         }
@@ -478,7 +497,7 @@ mod tests {
         // Held events go out when the runner stops reading.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true));
+        assert!(s.may_read(true, quiet()).room);
         s.push(&diag(0));
         assert!(got.lock().unwrap().is_empty());
         s.release();
@@ -487,9 +506,47 @@ mod tests {
         // A quiet stream: nothing else buffered, the event crosses at once.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false));
+        assert_eq!(s.may_read(false, quiet()), Reading { room: true, release_at: None });
         s.push(&diag(0));
         assert_eq!(got.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_busy_stream_crosses_once_per_coalescing_window() {
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert_eq!(s.may_read(false, Instant::now()), Reading { room: true, release_at: None });
+        s.push(&diag(1));
+        assert_eq!(got.lock().unwrap().len(), 1, "the first event crosses at once");
+
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        let reading = s.may_read(false, Instant::now());
+        let release_at = reading.release_at.expect("within the window of the last hand-over");
+        assert!(release_at <= Instant::now() + COALESCE);
+        s.push(&diag(2));
+        s.push(&diag(3));
+        assert!(got.lock().unwrap().is_empty(), "held until the window is up");
+        s.release();
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
+
+        // Past the window the stream counts as quiet again.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert_eq!(s.may_read(false, quiet()).release_at, None);
+        s.push(&diag(4));
+        assert_eq!(got.lock().unwrap().len(), 1);
+
+        // A consumer that comes back for more within the window waits for it too.
+        assert!(s.may_read(false, Instant::now()).release_at.is_some());
+        s.push(&diag(5));
+        assert_eq!(s.try_take(), None);
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        s.push(&diag(6));
+        s.release();
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
     }
 
     #[test]

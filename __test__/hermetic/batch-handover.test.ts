@@ -1,5 +1,8 @@
 // How events cross from the native queue into the async iterator: batches taken at once when
 // ready, waited for otherwise, handed out one by one, in order, whatever the caller does.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
 import { assertOneTerminalLast, cleanupFakes, fakeTurn, within } from '../support/fake.js'
@@ -43,5 +46,63 @@ describe('batch hand-over', () => {
     expect(r.done).toBe(false)
     expect(r.value).toMatchObject({ type: 'terminal', status: 'cancelled', cancellation: 'killed' })
     expect((await within(it.next(), 10_000, 'next() after the terminal')).done).toBe(true)
+  })
+})
+
+describe('delta texts', () => {
+  // Deltas cross as slices of the batch text, with lengths in UTF-16 code units: every kind of
+  // character, and texts that look like the batch's own punctuation, must arrive unchanged.
+  const texts = [
+    '',
+    'plain',
+    '12:34',
+    '=',
+    ':',
+    'J5:{}',
+    'é',
+    'ü and ß',
+    '🙂',
+    'a🙂b𝄞c',
+    '\u{0}\u{1}\u{1f}',
+    '\r\n\t',
+    '"quoted" \\ backslash',
+    '\u{2028}\u{2029}',
+    '\u{feff}bom',
+    '中文字符',
+    'x'.repeat(70_000),
+    '🙂'.repeat(20_000),
+  ]
+  const methods = [
+    ['item/agentMessage/delta', 'messageDelta'],
+    ['item/commandExecution/outputDelta', 'commandOutput'],
+    ['item/reasoning/summaryTextDelta', 'reasoningDelta', 'summary'],
+    ['item/reasoning/textDelta', 'reasoningDelta', 'text'],
+  ] as const
+
+  it('arrive unchanged, in order, with their item ids and indexes', async () => {
+    const wire: unknown[] = []
+    const expected: HarnessEvent[] = []
+    texts.forEach((delta, i) => {
+      for (const [m, [method, type, part]] of methods.entries()) {
+        // Item ids repeat and change, including ids that look like batch text.
+        const itemId = [`item_${m}`, '=', '3:abc', '🙂id'][(i + m) % 4]
+        wire.push([method, itemId, delta, i])
+        expected.push(part ? ({ type, itemId, delta, part, index: i } as HarnessEvent) : ({ type, itemId, delta } as HarnessEvent))
+      }
+    })
+    const dir = mkdtempSync(join(tmpdir(), 'rennet-deltas-'))
+    const events: HarnessEvent[] = []
+    try {
+      const file = join(dir, 'deltas.json')
+      writeFileSync(file, JSON.stringify(wire))
+      const { turn } = fakeTurn('deltas', { fake: { FAKE_DELTAS: file } })
+      for await (const e of turn) events.push(e)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    const deltas = events.filter((e) => ['messageDelta', 'commandOutput', 'reasoningDelta'].includes(e.type))
+    expect(deltas.length).toBe(expected.length)
+    deltas.forEach((e, i) => expect(e, `event ${i}`).toStrictEqual(expected[i]))
+    expect(assertOneTerminalLast(events).status).toBe('completed')
   })
 })

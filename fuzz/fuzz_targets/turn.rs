@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
         let read = async {
             let mut events = Vec::new();
             while let Some(batch) = stream.next_batch().await {
-                events.extend(serde_json::from_str::<Vec<serde_json::Value>>(&batch).unwrap());
+                events.extend(rennet_codex::batch::decode(&batch).unwrap());
             }
             events
         };

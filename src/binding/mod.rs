@@ -1,5 +1,6 @@
 //! The N-API surface: option parsing errors become `InvalidArg` (a `TypeError` in index.js),
-//! a turn runs on napi's tokio runtime, and its events cross into JavaScript as JSON batches.
+//! a turn runs on napi's tokio runtime, and its events cross into JavaScript in batches
+//! (the text of [`crate::batch`]).
 
 mod discovery;
 mod logging;
@@ -47,7 +48,7 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
 
 #[napi]
 impl NativeTurn {
-    /// The queued events as the JSON text of an array, or `null` when none are queued (then
+    /// The queued events as the text of one batch, or `null` when none are queued (then
     /// `waitBatch`). A ready batch crosses without a promise.
     #[napi]
     pub fn take_batch(&self) -> Option<String> {

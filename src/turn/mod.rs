@@ -68,7 +68,37 @@ struct Session<'a, R, W, P> {
     responses: HashMap<i64, Result<Box<RawValue>, RpcError>>,
     abort_seen: bool,
     interrupt_deadline: Option<Instant>,
+    /// The one timer of the frame loop, set to the nearest deadline; moved only when that
+    /// changes, since arming a timer for every frame would cost more than the frame.
+    timer: Timer,
     scratch: Vec<HarnessEvent>,
+}
+
+struct Timer {
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    at: Option<Instant>,
+}
+
+impl Timer {
+    fn new() -> Timer {
+        Timer { sleep: Box::pin(tokio::time::sleep_until(Instant::now())), at: None }
+    }
+
+    fn set(&mut self, at: Option<Instant>) {
+        if at != self.at {
+            if let Some(at) = at {
+                self.sleep.as_mut().reset(at);
+            }
+            self.at = at;
+        }
+    }
+
+    async fn fired(&mut self) {
+        match self.at {
+            Some(_) => self.sleep.as_mut().await,
+            None => std::future::pending().await,
+        }
+    }
 }
 
 /// Runs one turn over an established connection and ends the process. Returns the terminal
@@ -99,6 +129,7 @@ where
         responses: HashMap::new(),
         abort_seen: false,
         interrupt_deadline: None,
+        timer: Timer::new(),
         scratch: Vec::new(),
     };
     let ending = match session.run().await {
@@ -294,17 +325,16 @@ where
                     return outcome.map_err(|e| Ending::Failed(rpc_failure(method, e)));
                 }
             }
-            let deadline = match (awaiting.map(|a| a.2), self.interrupt_deadline) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let reading = self.stream.may_read(self.reader.has_buffered_line());
+            let reading = self.stream.may_read(self.reader.has_buffered_line(), std::time::Instant::now());
+            let release_at = reading.release_at.map(Instant::from_std);
+            let request_deadline = awaiting.map(|a| a.2);
+            self.timer.set([request_deadline, self.interrupt_deadline, release_at].into_iter().flatten().min());
             let wake = tokio::select! {
                 biased;
                 _ = self.stream.aborted(), if !self.abort_seen => Wake::Abort,
-                _ = sleep_until(deadline) => Wake::Deadline,
-                _ = self.stream.room(), if !reading => Wake::Room,
-                item = self.reader.next(), if reading => Wake::Read(item),
+                _ = self.timer.fired() => Wake::Deadline,
+                _ = self.stream.room(), if !reading.room => Wake::Room,
+                item = self.reader.next(), if reading.room => Wake::Read(item),
             };
             match wake {
                 Wake::Abort => {
@@ -312,10 +342,14 @@ where
                     self.on_abort().await?;
                 }
                 Wake::Deadline => {
-                    if self.interrupt_deadline.is_some_and(|d| d <= Instant::now()) {
+                    let now = Instant::now();
+                    if release_at.is_some_and(|at| at <= now) {
+                        self.stream.release();
+                    }
+                    if self.interrupt_deadline.is_some_and(|d| d <= now) {
                         return Err(Ending::Kill);
                     }
-                    if let Some((_, method, _)) = awaiting {
+                    if let Some((_, method, _)) = awaiting.filter(|a| a.2 <= now) {
                         let timeout = self.options.request_timeout.as_millis();
                         return Err(Ending::Failed(
                             Failure::new(
@@ -515,13 +549,6 @@ fn isolation_doubt(ending: Ending) -> Ending {
             ))
         }
         other => other,
-    }
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => std::future::pending().await,
     }
 }
 

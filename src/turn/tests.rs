@@ -227,7 +227,7 @@ where
     stream.finish(terminal);
     let mut events = Vec::new();
     while let Some(batch) = stream.next_batch().await {
-        events.extend(serde_json::from_str::<Vec<Value>>(&batch).unwrap());
+        events.extend(crate::batch::decode(&batch).unwrap());
     }
     // The script's own assertions count: its panic fails the test.
     match tokio::time::timeout(Duration::from_secs(3), script).await {

@@ -368,7 +368,7 @@ fn play(script: Script) -> Outcome {
             tokio::spawn(async move {
                 let mut events = Vec::new();
                 while let Some(batch) = stream.next_batch().await {
-                    events.extend(serde_json::from_str::<Vec<Value>>(&batch).unwrap());
+                    events.extend(crate::batch::decode(&batch).unwrap());
                 }
                 events
             })
