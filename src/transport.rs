@@ -71,7 +71,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 // A last line without a newline is still a line.
                 return Ok((!self.line.is_empty()).then(|| std::mem::take(&mut self.line)));
             }
-            let (taken, complete) = match available.iter().position(|&b| b == b'\n') {
+            let (taken, complete) = match memchr::memchr(b'\n', available) {
                 Some(pos) => (pos + 1, true),
                 None => (available.len(), false),
             };
@@ -102,7 +102,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
     /// Whether a complete line is already buffered, so that `next` will not wait for input.
     pub fn has_buffered_line(&self) -> bool {
-        self.reader.buffer().contains(&b'\n')
+        memchr::memchr(b'\n', self.reader.buffer()).is_some()
     }
 
     /// The next frame, preamble line or end of stream.
