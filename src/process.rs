@@ -279,7 +279,7 @@ impl ServerProcess for ChildProcess {
             None => tree::Tree::capture_marked(self.pid, Some(&self.marker)),
         };
         let polite = self.wait_exit(EXIT_GRACE).await;
-        tree.refresh_and_signal(tree::Signal::Term);
+        let anything_left = tree.refresh_and_signal(tree::Signal::Term);
         if polite.is_none() {
             let _ = self.wait_exit(TERM_GRACE).await;
         }
@@ -290,7 +290,11 @@ impl ServerProcess for ChildProcess {
                 self.reap().await
             }
         };
-        tree.finish(TERM_GRACE).await;
+        // Nothing alive when the last signal went out: nothing is left that could have started
+        // anything since, so the tree is gone (the usual end, one look at /proc instead of three).
+        if anything_left || polite.is_none() {
+            tree.finish(TERM_GRACE).await;
+        }
         exit
     }
 
@@ -415,15 +419,20 @@ pub mod tree {
         }
 
         /// Looks for new members, then signals: one look at the process table for both.
-        pub fn refresh_and_signal(&mut self, signal: Signal) {
+        /// Returns whether anything of the tree was still running then.
+        pub fn refresh_and_signal(&mut self, signal: Signal) -> bool {
             #[cfg(target_os = "linux")]
             {
                 let all = scan();
                 self.refresh_from(&all);
                 self.send(signal, &self.live_members(&all));
+                self.alive_in(&all)
             }
             #[cfg(not(target_os = "linux"))]
-            self.send(signal, &[]);
+            {
+                self.send(signal, &[]);
+                self.any_alive()
+            }
         }
 
         fn send(&self, signal: Signal, members: &[i32]) {
