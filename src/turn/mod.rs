@@ -47,6 +47,8 @@ enum Ending {
     Kill,
 }
 
+// Reads are nearly every wake (see `ReadItem`).
+#[allow(clippy::large_enum_variant)]
 enum Wake {
     Abort,
     Deadline,
@@ -409,16 +411,16 @@ where
                     }),
                 }
             }
-            Incoming::Request { id, method, params: _ } => {
+            Incoming::Request { id, method } => {
                 let answer = policy::answer(&method, self.options.access);
                 tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
                 self.send(&Reply { id: &id, result: answer.result.as_ref(), error: answer.error.as_ref() }).await;
                 self.stream.push(&HarnessEvent::ServerRequest { method, id, reply: answer.kind });
             }
-            Incoming::Notification { method, params } => {
+            Incoming::Notification { method, scope } => {
                 tracing::trace!(method = %method, "notification");
                 let mut out = std::mem::take(&mut self.scratch);
-                self.state.notification(method, params, frame.line, &mut out);
+                self.state.notification(method, scope, frame.line, &mut out);
                 self.emit(out);
             }
         }

@@ -4,15 +4,16 @@
 
 use crate::events::{HarnessEvent, PassthroughReason, ReasoningPart, Usage};
 use crate::protocol::{
-    field, method, CompletedTurn, Delta, ErrorParams, ItemHead, ItemParams, Scope, TokenUsageParams,
+    field, method, params_of, CompletedTurn, Delta, ErrorParams, ItemHead, ItemParams, Scope, TokenUsageParams,
     TurnCompletedParams, TurnError,
 };
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 /// A notification whose owner cannot be decided yet (its thread or turn id is not known).
 struct Held {
-    method: String,
-    params: Option<Box<RawValue>>,
+    method: Cow<'static, str>,
+    scope: Scope,
     line: String,
 }
 
@@ -120,7 +121,7 @@ impl TurnState {
 
     fn replay_held(&mut self, out: &mut Vec<HarnessEvent>) {
         for held in std::mem::take(&mut self.held) {
-            self.notification(held.method, held.params, held.line, out);
+            self.notification(held.method, held.scope, held.line, out);
         }
     }
 
@@ -146,17 +147,10 @@ impl TurnState {
         Owner::Owned
     }
 
-    /// Routes one notification.
-    pub fn notification(
-        &mut self,
-        method: String,
-        params: Option<Box<RawValue>>,
-        line: String,
-        out: &mut Vec<HarnessEvent>,
-    ) {
-        let scope = Scope::of(params.as_deref());
+    /// Routes one notification, given the scope read from its params and its line.
+    pub fn notification(&mut self, method: Cow<'static, str>, mut scope: Scope, line: String, out: &mut Vec<HarnessEvent>) {
         match self.owner(&method, &scope) {
-            Owner::Undecided => self.held.push(Held { method, params, line }),
+            Owner::Undecided => self.held.push(Held { method, scope, line }),
             Owner::Foreign(reason) => {
                 if reason == PassthroughReason::ForeignTurn
                     && method == method::TOKEN_USAGE_UPDATED
@@ -164,20 +158,23 @@ impl TurnState {
                 {
                     // Usage of an earlier turn on our (resumed) thread, replayed by the server:
                     // the thread total before this turn.
-                    if let Some(p) = field::<TokenUsageParams>(params.as_deref()) {
+                    if let Some(p) = field::<TokenUsageParams>(params_of(&line).as_deref()) {
                         self.usage_baseline = p.token_usage.total.into();
                     }
                 }
                 out.push(HarnessEvent::Passthrough { reason, message: raw(line) });
             }
             Owner::Owned => {
-                let event = self.owned(&method, params.as_deref(), &scope, out);
+                let event = self.owned(&method, &mut scope, &line, out);
                 match event {
                     Some(Some(event)) => out.push(event),
                     Some(None) => {}
                     // No dedicated event, or a known method whose params did not have the
                     // expected shape: nothing is dropped.
-                    None => out.push(HarnessEvent::Native { method, params: params.unwrap_or_else(null) }),
+                    None => out.push(HarnessEvent::Native {
+                        method: method.into_owned(),
+                        params: params_of(&line).unwrap_or_else(null),
+                    }),
                 }
             }
         }
@@ -185,13 +182,9 @@ impl TurnState {
 
     /// The dedicated event of an owned notification: `Some(None)` when it only changes the
     /// state, `None` when it has none (it then goes out as `native`).
-    fn owned(
-        &mut self,
-        method: &str,
-        p: Option<&RawValue>,
-        scope: &Scope,
-        out: &mut Vec<HarnessEvent>,
-    ) -> Option<Option<HarnessEvent>> {
+    fn owned(&mut self, method: &str, scope: &mut Scope, line: &str, out: &mut Vec<HarnessEvent>) -> Option<Option<HarnessEvent>> {
+        // Only the notifications without a delta need their params whole.
+        let params = || params_of(line);
         match method {
             method::TURN_STARTED => scope.turn_id().map(|turn| {
                 if self.turn_id.is_none() {
@@ -201,7 +194,7 @@ impl TurnState {
                 }
                 None
             }),
-            method::TURN_COMPLETED => field::<TurnCompletedParams>(p).map(|c| {
+            method::TURN_COMPLETED => field::<TurnCompletedParams>(params().as_deref()).map(|c| {
                 if self.turn_id.is_none() {
                     self.turn_id = Some(c.turn.id.clone());
                     self.announce_turn(out);
@@ -210,7 +203,7 @@ impl TurnState {
                 self.completion = Some(c.turn);
                 None
             }),
-            method::ITEM_STARTED | method::ITEM_COMPLETED => field::<ItemParams>(p).map(|ItemParams { item }| {
+            method::ITEM_STARTED | method::ITEM_COMPLETED => field::<ItemParams>(params().as_deref()).map(|ItemParams { item }| {
                 if let Ok(head) = serde_json::from_str::<ItemHead>(item.get()) {
                     if head.kind == "agentMessage" {
                         // A repeated start (a retried stream) restarts the message.
@@ -256,7 +249,7 @@ impl TurnState {
             method::COMMAND_OUTPUT_DELTA => {
                 Delta::of(scope).map(|d| Some(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta }))
             }
-            method::TOKEN_USAGE_UPDATED => field::<TokenUsageParams>(p).map(|u| {
+            method::TOKEN_USAGE_UPDATED => field::<TokenUsageParams>(params().as_deref()).map(|u| {
                 let total: Usage = u.token_usage.total.into();
                 if self.usage_total.is_none() {
                     // The thread total before this turn's first model response. Exact even
@@ -272,7 +265,7 @@ impl TurnState {
                     context_window: u.token_usage.model_context_window,
                 })
             }),
-            method::ERROR => field::<ErrorParams>(p).and_then(|e| {
+            method::ERROR => field::<ErrorParams>(params().as_deref()).and_then(|e| {
                 if e.will_retry {
                     Some(Some(HarnessEvent::Retrying { message: e.error.message, codex_error_info: e.error.codex_error_info }))
                 } else {
