@@ -3,8 +3,19 @@
 // with no process of the turn left and no file descriptor left open (see ./support.ts).
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
-import { OTHER_THREAD_ID, OTHER_TURN_ID, SUB_THREAD_ID, THREAD_ID, TURN_ID, cleanupFakes } from '../support/fake.js'
-import { failureOf, runFault } from './support.js'
+import {
+  OTHER_THREAD_ID,
+  OTHER_TURN_ID,
+  SUB_THREAD_ID,
+  THREAD_ID,
+  TURN_ID,
+  assertOneTerminalLast,
+  cleanupFakes,
+  collect,
+  fakeTurn,
+  within,
+} from '../support/fake.js'
+import { expectNothingLeft, failureOf, runFault } from './support.js'
 
 afterEach(cleanupFakes)
 
@@ -190,6 +201,36 @@ describe('floods', () => {
     const [summary] = run.log.events('burst-replies')
     expect(summary).toEqual({ event: 'burst-replies', count: 10_000, inOrder: true, replies: [expect.any(String)] })
     expect(run.log.replies()).toHaveLength(10_000)
+  })
+
+  it('a child that stops reading its stdin cannot hold an abort up', async () => {
+    // 20,000 requests whose replies nobody reads: the pipe fills and the runner's write
+    // blocks. The host aborts once events have stopped coming for 300 ms.
+    let lastEventAt = Date.now()
+    let requests = 0
+    let aborted = false
+    const grace = 300
+    const run = fakeTurn('request-burst', { fake: { FAKE_DEAF: '1', FAKE_REQUESTS: '20000' }, interruptGraceMs: grace })
+    let abortedAt = 0
+    const watch = setInterval(() => {
+      if (!aborted && requests > 0 && Date.now() - lastEventAt > 300) {
+        aborted = true
+        abortedAt = Date.now()
+        run.turn.abort()
+      }
+    }, 50)
+    const count = (e: HarnessEvent) => {
+      lastEventAt = Date.now()
+      if (e.type === 'serverRequest') requests++
+    }
+    const events = await within(collect(run.turn, count), 20_000, 'the deaf turn').finally(() => clearInterval(watch))
+    // A generous bound, not a speed claim: the interrupt cannot be sent, the grace runs out.
+    expect(Date.now() - abortedAt).toBeLessThan(grace + 5_000)
+    expect(aborted).toBe(true)
+    // The writes did block: far from every request was answered.
+    expect(requests).toBeLessThan(20_000)
+    expect(assertOneTerminalLast(events)).toMatchObject({ status: 'cancelled', cancellation: 'killed' })
+    await expectNothingLeft(run)
   })
 
   it('100 MB of stderr while streaming neither blocks nor bloats the turn', async () => {

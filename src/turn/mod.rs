@@ -282,10 +282,33 @@ where
     }
 
     async fn send(&mut self, message: &impl serde::Serialize) {
-        if let Some(writer) = &mut self.writer {
-            if let Err(e) = writer.send(message).await {
+        let Some(writer) = &mut self.writer else {
+            return;
+        };
+        // A server that reads nothing more fills the pipe and the write waits for ever: an
+        // abort, or the end of the interrupt's grace, must still end the turn.
+        let deadline = self.interrupt_deadline;
+        let written = tokio::select! {
+            biased;
+            result = writer.send(message) => Some(result),
+            _ = self.stream.aborted(), if !self.abort_seen => None,
+            _ = async {
+                match deadline {
+                    Some(deadline) => tokio::time::sleep_until(deadline).await,
+                    None => std::future::pending().await,
+                }
+            } => None,
+        };
+        match written {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
                 // The server is gone or stopped reading; reading stdout tells us how it ended.
                 tracing::debug!("write to codex app-server failed: {e}");
+                self.writer = None;
+            }
+            None => {
+                // Part of the frame may be in the pipe: nothing more can follow it.
+                tracing::debug!("write to codex app-server abandoned: it reads nothing");
                 self.writer = None;
             }
         }
@@ -382,12 +405,17 @@ where
         let (Some(thread_id), Some(turn_id)) = (self.state.thread_id(), self.state.turn_id()) else {
             return Err(Ending::Kill);
         };
+        if self.writer.is_none() {
+            // Nothing can reach the server any more, not even the interrupt.
+            return Err(Ending::Kill);
+        }
         let params = json!({"threadId": thread_id, "turnId": turn_id});
         let id = self.next_id;
         self.next_id += 1;
         self.pending.insert(id, method::TURN_INTERRUPT);
-        self.send(&Outgoing { id: Some(id), method: method::TURN_INTERRUPT, params: Some(params) }).await;
+        // The grace runs from now, also for the write of the interrupt itself.
         self.interrupt_deadline = Some(Instant::now() + self.options.interrupt_grace);
+        self.send(&Outgoing { id: Some(id), method: method::TURN_INTERRUPT, params: Some(params) }).await;
         tracing::debug!(id, "abort: turn/interrupt sent");
         Ok(())
     }

@@ -691,6 +691,42 @@ async fn a_full_queue_pauses_reading_but_abort_still_works() {
 }
 
 #[tokio::test]
+async fn a_server_that_reads_nothing_cannot_hold_an_abort_up() {
+    let r = run(json!({"interruptGraceMs": 200}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        let stream = p.stream.clone();
+        // Requests whose replies nobody reads: once the pipe is full, the runner's write
+        // waits, and it reads no more requests either.
+        let flood = async {
+            for id in 0..100_000 {
+                let params = json!({"threadId": THREAD, "turnId": TURN, "itemId": format!("call_{id}")});
+                p.send(json!({"id": id, "method": "item/commandExecution/requestApproval", "params": params})).await;
+            }
+        };
+        tokio::select! {
+            () = flood => panic!("the pipes should fill when nobody reads"),
+            () = tokio::time::sleep(Duration::from_millis(500)) => {}
+        }
+        stream.request_abort();
+        // Still reading nothing (dropping the pipe would end the write with an error).
+        let ended = tokio::time::timeout(Duration::from_secs(3), async {
+            while !stream.is_finished() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(ended.is_ok(), "the abort waited for a write the server never reads");
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "cancelled");
+    assert_eq!(r.terminal["cancellation"], "killed");
+    assert!(r.ended);
+    let answered = r.of_type("serverRequest").len();
+    assert!(answered > 0 && answered < 100_000, "{answered} requests answered");
+}
+
+#[tokio::test]
 async fn read_only_turn_confirms_isolation_before_starting() {
     let r = run(json!({"access": "readOnly"}), |mut p| async move {
         let init = p.expect("initialize").await;
