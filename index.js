@@ -51,12 +51,9 @@ class BatchReader {
         return { type: 'commandOutput', itemId, delta: this.#string() }
       }
       case 115:
-      case 116: {
-        const part = this.text.charCodeAt(this.pos - 1) === 115 ? 'summary' : 'text'
-        const itemId = this.#item()
-        const delta = this.#string()
-        return { type: 'reasoningDelta', itemId, delta, part, index: Number(this.#string()) }
-      }
+        return this.#reasoning('summary')
+      case 116:
+        return this.#reasoning('text')
       case 74:
         return JSON.parse(this.#string())
       default:
@@ -72,6 +69,12 @@ class BatchReader {
     while ((c = text.charCodeAt(i++)) !== COLON) length = length * 10 + c - 48
     this.pos = i + length
     return text.slice(i, i + length)
+  }
+
+  #reasoning(part) {
+    const itemId = this.#item()
+    const delta = this.#string()
+    return { type: 'reasoningDelta', itemId, delta, part, index: Number(this.#string()) }
   }
 
   #item() {

@@ -60,7 +60,7 @@ impl Batch {
                     ReasoningPart::Text => 't',
                 };
                 self.delta(kind, item_id, delta);
-                self.string(itoa::Buffer::new().format(*index));
+                write_string(&mut self.text, itoa::Buffer::new().format(*index));
             }
             event => {
                 self.scratch.clear();
@@ -80,16 +80,11 @@ impl Batch {
         match &self.last_item {
             Some(range) if &self.text[range.clone()] == item_id => self.text.push('='),
             _ => {
-                let range = self.string(item_id);
+                let range = write_string(&mut self.text, item_id);
                 self.last_item = Some(range);
             }
         }
-        self.string(delta);
-    }
-
-    /// Writes `s` with its length prefix; returns where `s` itself sits.
-    fn string(&mut self, s: &str) -> Range<usize> {
-        write_string(&mut self.text, s)
+        write_string(&mut self.text, delta);
     }
 
     pub fn into_string(self) -> String {
@@ -97,6 +92,7 @@ impl Batch {
     }
 }
 
+/// Writes `s` with its length prefix; returns where `s` itself sits.
 fn write_string(text: &mut String, s: &str) -> Range<usize> {
     text.push_str(itoa::Buffer::new().format(utf16_len(s)));
     text.push(':');

@@ -287,17 +287,11 @@ where
         };
         // A server that reads nothing more fills the pipe and the write waits for ever: an
         // abort, or the end of the interrupt's grace, must still end the turn.
-        let deadline = self.interrupt_deadline;
         let written = tokio::select! {
             biased;
             result = writer.send(message) => Some(result),
             _ = self.stream.aborted(), if !self.abort_seen => None,
-            _ = async {
-                match deadline {
-                    Some(deadline) => tokio::time::sleep_until(deadline).await,
-                    None => std::future::pending().await,
-                }
-            } => None,
+            _ = sleep_until(self.interrupt_deadline) => None,
         };
         match written {
             Some(Ok(())) => {}
@@ -579,6 +573,13 @@ fn isolation_doubt(ending: Ending) -> Ending {
             ))
         }
         other => other,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 
