@@ -25,13 +25,13 @@ export function methodsInSource(root = ROOT) {
   const read = (rel) => readFileSync(join(root, rel), 'utf8')
   const found = new Map()
   const add = (name, where) => found.has(name) || found.set(name, where)
-  for (const [, name] of read('src/protocol/mod.rs').matchAll(/pub const \w+: &str = "([^"]+)";/g)) {
-    add(name, 'src/protocol/mod.rs')
+  for (const [, name] of read('crates/core/src/protocol/mod.rs').matchAll(/pub const \w+: &str = "([^"]+)";/g)) {
+    add(name, 'crates/core/src/protocol/mod.rs')
   }
-  for (const file of readdirSync(join(root, 'src', 'turn')).filter((f) => f.endsWith('.rs') && f !== 'tests.rs')) {
-    const text = read(`src/turn/${file}`)
-    for (const [, name] of text.matchAll(/\b(?:request|list_all)\(\s*"([^"]+)"/g)) add(name, `src/turn/${file}`)
-    for (const [, name] of text.matchAll(/^\s*\("([^"]+)", ReplyKind::(?!MethodError)\w+\),/gm)) add(name, `src/turn/${file}`)
+  for (const file of readdirSync(join(root, 'crates', 'core', 'src', 'turn')).filter((f) => f.endsWith('.rs') && f !== 'tests.rs')) {
+    const text = read(`crates/core/src/turn/${file}`)
+    for (const [, name] of text.matchAll(/\b(?:request|list_all)\(\s*"([^"]+)"/g)) add(name, `crates/core/src/turn/${file}`)
+    for (const [, name] of text.matchAll(/^\s*\("([^"]+)", ReplyKind::(?!MethodError)\w+\),/gm)) add(name, `crates/core/src/turn/${file}`)
   }
   return found
 }

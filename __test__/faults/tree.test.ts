@@ -1,6 +1,6 @@
 // Grandchildren that leave the child's process group or session, or are orphaned at once
 // (double fork), must not outlive the turn: whether the turn ends normally, is aborted, or the
-// child dies first. See the `tree` module of src/process.rs for the mechanism and its limits.
+// child dies first. See the `tree` module of crates/core/src/process.rs for the mechanism and its limits.
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
 import { cleanupFakes, fakeTurn, within } from '../support/fake.js'

@@ -3,7 +3,6 @@
 
 use libfuzzer_sys::fuzz_target;
 
-mod napi_stubs;
 use rennet_codex::transport::{FrameReader, ReadItem};
 
 fuzz_target!(|data: &[u8]| {

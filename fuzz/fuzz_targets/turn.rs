@@ -4,7 +4,6 @@
 
 use libfuzzer_sys::fuzz_target;
 
-mod napi_stubs;
 use rennet_codex::process::{ExitInfo, ServerProcess};
 use rennet_codex::stream::EventStream;
 use rennet_codex::turn::drive;

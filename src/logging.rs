@@ -7,9 +7,6 @@
 //! Call sites log methods, ids, statuses and codes, never prompts, parameters, argv or
 //! environment values: those can carry tokens and header values.
 
-// The module is private and its export is registered by `#[napi]` only outside `cfg(test)`.
-#![cfg_attr(test, allow(dead_code))]
-
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;

@@ -1,4 +1,4 @@
-//! N-API exports of the MCP policy (`crate::mcp_policy`), so that the installed-CLI proof
+//! N-API exports of the MCP policy (`rennet_codex::mcp_policy`), so that the installed-CLI proof
 //! (`scripts/real-mcp-isolation.mjs`) and the tests exercise the shipped code path.
 //!
 //! Both take the JSON text of `{ cwd, codexPath?, launcher?, env?, mcp? }`: `launcher` is the
@@ -8,11 +8,9 @@
 //! A policy failure rejects with a `GenericFailure` whose message starts with its stable code
 //! (`MCP_NOT_LOOPBACK: …`): async exports cannot carry custom error codes (napi-notes §5).
 
-// The module is private and its exports are registered by `#[napi]` only outside `cfg(test)`.
-#![cfg_attr(test, allow(dead_code))]
 
-use crate::mcp_policy::{self, McpPolicyError};
-use crate::options::McpPolicy;
+use rennet_codex::mcp_policy::{self, McpPolicyError};
+use rennet_codex::options::McpPolicy;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde::Deserialize;
@@ -45,8 +43,8 @@ struct Target {
 /// The options, validated as `runTurn`'s are; without `launcher` or `codexPath` the Codex
 /// that discovery selects, as `runTurn` would run it.
 async fn parse(options_json: &str) -> Result<Target> {
-    let invalid = |e: crate::options::OptionsError| Error::new(Status::InvalidArg, e.0);
-    let options: PolicyOptions = crate::options::from_json(options_json).map_err(invalid)?;
+    let invalid = |e: rennet_codex::options::OptionsError| Error::new(Status::InvalidArg, e.0);
+    let options: PolicyOptions = rennet_codex::options::from_json(options_json).map_err(invalid)?;
     if !std::path::Path::new(&options.cwd).is_absolute() {
         return Err(Error::new(
             Status::InvalidArg,
@@ -54,7 +52,7 @@ async fn parse(options_json: &str) -> Result<Target> {
         ));
     }
     let env = options.env.unwrap_or_default();
-    crate::options::check_env(&env).map_err(invalid)?;
+    rennet_codex::options::check_env(&env).map_err(invalid)?;
     let env: Vec<(String, String)> = env.into_iter().collect();
     let (program, prefix) = match (options.launcher, options.codex_path) {
         (Some(launcher), _) => {
@@ -66,12 +64,12 @@ async fn parse(options_json: &str) -> Result<Target> {
         }
         (None, Some(path)) if !path.is_empty() => (PathBuf::from(path), Vec::new()),
         (None, _) => {
-            let wanted = crate::discovery::DiscoverOptions {
+            let wanted = rennet_codex::discovery::DiscoverOptions {
                 locus: None,
                 env: env.clone(),
                 refresh: false,
             };
-            let discovery = crate::discovery::discover(&wanted).await;
+            let discovery = rennet_codex::discovery::discover(&wanted).await;
             let selected = discovery.selected.as_ref().ok_or_else(|| {
                 Error::new(
                     Status::GenericFailure,

@@ -1,7 +1,5 @@
 //! `discoverCodex`: finds the user's Codex CLI and reports every candidate considered.
 
-// The module is private and its export is registered by `#[napi]` only outside `cfg(test)`.
-#![cfg_attr(test, allow(dead_code))]
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -14,7 +12,7 @@ use napi_derive::napi;
 #[napi(catch_unwind)]
 pub async fn discover_codex(options_json: Option<String>) -> Result<String> {
     let options =
-        crate::discovery::parse_options(options_json.as_deref()).map_err(|m| Error::new(Status::InvalidArg, m))?;
-    let discovery = crate::discovery::discover(&options).await;
+        rennet_codex::discovery::parse_options(options_json.as_deref()).map_err(|m| Error::new(Status::InvalidArg, m))?;
+    let discovery = rennet_codex::discovery::discover(&options).await;
     serde_json::to_string(&*discovery).map_err(|e| Error::from_reason(format!("the discovery report could not be serialised: {e}")))
 }

@@ -1,0 +1,16 @@
+//! The Node-free core of @rennet/codex: runs one Codex turn through `codex app-server`.
+//!
+//! Nothing here knows of Node: the napi binding (the workspace's top-level crate) is a thin
+//! layer over this crate, and `cargo test -p rennet_codex` drives it directly.
+
+pub mod batch;
+pub mod discovery;
+pub mod events;
+pub mod isolation;
+pub mod mcp_policy;
+pub mod options;
+pub mod process;
+pub mod protocol;
+pub mod stream;
+pub mod transport;
+pub mod turn;
