@@ -11,7 +11,7 @@ use rennet_codex::stream::EventStream;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// A running turn, as the JavaScript `Turn` wrapper sees it.
 #[napi]
@@ -22,9 +22,11 @@ pub struct NativeTurn {
 /// Validates the options (JSON text of the options object without `signal`) and starts the
 /// turn in the background. Invalid options throw `InvalidArg` with a message naming the option.
 #[napi(catch_unwind)]
-pub fn start_turn(options_json: String) -> Result<NativeTurn> {
+pub fn start_turn(env: Env, options_json: String) -> Result<NativeTurn> {
     let options = rennet_codex::options::parse(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+    locate_guard();
     let stream = Arc::new(EventStream::new());
+    end_with_environment(&env, &stream)?;
     let supervised = stream.clone();
     napi::bindgen_prelude::spawn(async move {
         let task = tokio::spawn(rennet_codex::turn::run(options, supervised.clone()));
@@ -36,6 +38,69 @@ pub fn start_turn(options_json: String) -> Result<NativeTurn> {
         }
     });
     Ok(NativeTurn { stream })
+}
+
+thread_local! {
+    /// The turns started from this thread's JavaScript environment (one per thread: the main
+    /// thread's or a worker's), and whether its cleanup hook is in place.
+    static TURNS: std::cell::RefCell<(Vec<Weak<EventStream>>, bool)> = const { std::cell::RefCell::new((Vec::new(), false)) };
+}
+
+/// When the environment is torn down (a worker terminated, the process exiting), nobody can see
+/// its turns end any more: they are killed at once rather than interrupted or left to finish.
+fn end_with_environment(env: &Env, stream: &Arc<EventStream>) -> Result<()> {
+    TURNS.with(|turns| {
+        let mut turns = turns.borrow_mut();
+        turns.0.retain(|t| t.strong_count() > 0);
+        turns.0.push(Arc::downgrade(stream));
+        if !turns.1 {
+            env.add_env_cleanup_hook((), |()| {
+                let streams = TURNS.with(|turns| std::mem::take(&mut turns.borrow_mut().0));
+                for stream in streams.iter().filter_map(Weak::upgrade) {
+                    stream.request_kill();
+                }
+            })?;
+            turns.1 = true;
+        }
+        Ok(())
+    })
+}
+
+/// The host-death guard is the executable `rennet-codex-guard` beside this addon (in its
+/// platform package, or next to a local build).
+pub(crate) fn locate_guard() {
+    static LOCATED: std::sync::Once = std::sync::Once::new();
+    LOCATED.call_once(|| {
+        if let Some(dir) = addon_path().as_deref().and_then(std::path::Path::parent) {
+            rennet_codex::process::guard::set_executable(dir.join(rennet_codex::process::guard::EXECUTABLE_NAME));
+        }
+    });
+}
+
+/// The file this addon was loaded from.
+#[cfg(unix)]
+fn addon_path() -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    // SAFETY: any address inside this library; dladdr fills `info` and returns non-zero on success.
+    let found = unsafe { libc::dladdr(locate_guard as *const std::ffi::c_void, info.as_mut_ptr()) };
+    if found == 0 {
+        return None;
+    }
+    // SAFETY: filled by dladdr, as it said.
+    let info = unsafe { info.assume_init() };
+    if info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: a NUL-terminated path owned by the loader.
+    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes())))
+}
+
+/// Windows needs no guard (Job Objects end with the host).
+#[cfg(not(unix))]
+fn addon_path() -> Option<std::path::PathBuf> {
+    None
 }
 
 fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {

@@ -43,6 +43,7 @@ struct Target {
 /// The options, validated as `runTurn`'s are; without `launcher` or `codexPath` the Codex
 /// that discovery selects, as `runTurn` would run it.
 async fn parse(options_json: &str) -> Result<Target> {
+    crate::locate_guard();
     let invalid = |e: rennet_codex::options::OptionsError| Error::new(Status::InvalidArg, e.0);
     let options: PolicyOptions = rennet_codex::options::from_json(options_json).map_err(invalid)?;
     if !std::path::Path::new(&options.cwd).is_absolute() {

@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use rennet_codex::process::{ExitInfo, ServerProcess};
+use rennet_codex::process::{End, ExitInfo, ServerProcess};
 use rennet_codex::stream::EventStream;
 use rennet_codex::turn::drive;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,7 +22,7 @@ impl ServerProcess for Process {
     async fn wait_exit(&mut self, _within: Duration) -> Option<ExitInfo> {
         Some(ExitInfo { code: Some(0), signal: None })
     }
-    async fn end_tree(&mut self) -> ExitInfo {
+    async fn end_tree(&mut self, _how: End) -> ExitInfo {
         self.ended.store(true, Ordering::SeqCst);
         ExitInfo { code: Some(0), signal: None }
     }

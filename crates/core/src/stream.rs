@@ -137,6 +137,8 @@ pub struct EventStream {
     outcome: watch::Sender<Option<String>>,
     abort_requested: AtomicBool,
     abort: Notify,
+    kill_requested: AtomicBool,
+    kill: Notify,
 }
 
 impl Default for EventStream {
@@ -165,6 +167,8 @@ impl EventStream {
             outcome: watch::channel(None).0,
             abort_requested: AtomicBool::new(false),
             abort: Notify::new(),
+            kill_requested: AtomicBool::new(false),
+            kill: Notify::new(),
         }
     }
 
@@ -371,6 +375,28 @@ impl EventStream {
                 return;
             }
             self.abort.notified().await;
+        }
+    }
+
+    /// An abort that waits for nothing, not even an interrupt's grace: whoever could see the
+    /// turn's end is gone (its JavaScript environment is being torn down).
+    pub fn request_kill(&self) {
+        self.kill_requested.store(true, Ordering::SeqCst);
+        self.kill.notify_one();
+        self.request_abort();
+    }
+
+    pub fn kill_requested(&self) -> bool {
+        self.kill_requested.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when a kill has been requested.
+    pub async fn killed(&self) {
+        loop {
+            if self.kill_requested() {
+                return;
+            }
+            self.kill.notified().await;
         }
     }
 }

@@ -6,7 +6,8 @@
 use crate::process::is_executable;
 use super::env::{Env, Os};
 use super::locations::{self, FileInfo, FileState};
-use super::probe::{self, Cmd, Scope};
+use super::probe::{self, Cmd};
+use crate::process::Scope;
 use super::wsl;
 use std::path::Path;
 use std::time::Duration;

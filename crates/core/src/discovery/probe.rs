@@ -1,37 +1,25 @@
 //! Running the short-lived processes of discovery (`codex --version`, an `app-server`
-//! handshake, the login shell, the WSL helper scripts) with a deadline each, and making sure
-//! none of them, nor anything they started, outlives its probe.
-//!
-//! Every child starts in a process group of its own (the login shell in a session of its
-//! own, so that an interactive shell finds no terminal to take over). When a probe ends, the
-//! child gets a short grace to exit by itself, then its group (and, for Codex, every
-//! descendant seen) is sent SIGTERM, then SIGKILL, and the child is reaped. A probe future
-//! dropped half-way kills the group from a guard.
+//! handshake, the login shell, the WSL helper scripts) with a deadline each. They are children
+//! like any other ([`crate::process`]): a probe that ends, or is dropped half-way because nobody
+//! waits for its discovery any more, leaves nothing of its child running.
 
 use super::env::Env;
-use crate::process::ExitInfo;
+use crate::process::{self, End, ExitInfo, Scope, SpawnError, Spec};
 use crate::protocol::{method, InitializeResult, Incoming, Outgoing};
 use crate::transport::{excerpt, FrameError, FrameReader, FrameWriter, ReadItem};
 use serde_json::json;
-use std::collections::VecDeque;
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, Command};
+use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 /// How long a probe child may take to exit by itself once its work is done (after stdin
 /// closed, for the handshake: app-server exits within tens of milliseconds).
 pub const EXIT_GRACE: Duration = Duration::from_millis(500);
-/// Between SIGTERM and SIGKILL.
-#[cfg(unix)]
-const TERM_GRACE: Duration = Duration::from_millis(500);
 /// Output kept from a helper (`--version`, the login shell, the WSL scripts).
 const MAX_OUTPUT: usize = 1024 * 1024;
 /// Largest line accepted during the handshake.
 const MAX_HANDSHAKE_FRAME: usize = 1024 * 1024;
-/// Stderr kept for a reason.
-const STDERR_TAIL_BYTES: usize = 4096;
 /// Messages other than the `initialize` response tolerated during the handshake.
 const MAX_OTHER_MESSAGES: usize = 100;
 
@@ -54,171 +42,17 @@ impl Cmd {
     }
 }
 
-/// What is signalled when a probe ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    /// The process group, plus every descendant that moved out of it (Codex probes).
-    Tree,
-    /// A new session: only its process group (the login shell; agents it daemonised are the
-    /// user's and are left alone).
-    Session,
-}
-
-fn command(cmd: &Cmd, env: &Env, scope: Scope) -> Command {
-    let mut command = Command::new(&cmd.program);
-    command
-        .args(&cmd.args)
-        .env_clear()
-        .envs(env.pairs().iter().map(|(k, v)| (k, v)))
-        .kill_on_drop(true);
-    // Not wherever the host process happens to be (a deleted or slow directory).
-    let cwd = std::env::temp_dir();
-    if cwd.is_dir() {
-        command.current_dir(cwd);
-    }
-    #[cfg(unix)]
-    match scope {
-        Scope::Tree => {
-            command.process_group(0);
-        }
-        Scope::Session => {
-            // SAFETY: setsid is async-signal-safe and touches no memory of the parent.
-            unsafe {
-                command.pre_exec(|| {
-                    if libc::setsid() == -1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-        }
-    }
-    #[cfg(windows)]
-    {
-        let _ = scope;
-        // CREATE_NO_WINDOW: a GUI host must not flash a console per probe.
-        command.creation_flags(0x0800_0000);
-    }
-    command
-}
-
-/// Kills the child's process group if the probe is abandoned before it ended the child.
-struct GroupGuard {
-    #[cfg_attr(not(unix), allow(dead_code))]
-    pgid: Option<u32>,
-}
-
-impl GroupGuard {
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        #[cfg(unix)]
-        if let Some(pgid) = self.pgid {
-            // SAFETY: signalling a process group we created; ESRCH is fine.
-            unsafe {
-                libc::killpg(pgid as i32, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-async fn wait(child: &mut Child, within: Duration) -> Option<ExitInfo> {
-    match tokio::time::timeout(within, child.wait()).await {
-        Ok(Ok(status)) => Some(status.into()),
-        _ => None,
-    }
-}
-
-#[cfg(unix)]
-fn signal_group(pgid: u32, signal: i32) {
-    // SAFETY: signalling a process group we created; ESRCH (already gone) is fine.
-    unsafe {
-        libc::killpg(pgid as i32, signal);
-    }
-}
-
-#[cfg(unix)]
-fn group_alive(pgid: u32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::killpg(pgid as i32, 0) == 0 }
-}
-
-/// Ends a probe child: up to `wait_for` to exit by itself, then SIGTERM to its group (always,
-/// for anything it left behind), SIGKILL after a grace, reaped. The exit, if it exited.
-async fn finish(child: &mut Child, pid: Option<u32>, wait_for: Duration, scope: Scope) -> Option<ExitInfo> {
-    let Some(pid) = pid else {
-        return wait(child, wait_for).await;
-    };
-    #[cfg(unix)]
-    {
-        use crate::process::tree::{Signal, Tree};
-        let mut tree = (scope == Scope::Tree).then(|| Tree::capture(pid));
-        let mut exit = wait(child, wait_for).await;
-        let send = |signal: Signal| match &tree {
-            Some(tree) => tree.signal(signal),
-            None => signal_group(pid, if matches!(signal, Signal::Term) { libc::SIGTERM } else { libc::SIGKILL }),
-        };
-        send(Signal::Term);
-        if exit.is_none() {
-            exit = wait(child, TERM_GRACE).await;
-        }
-        if exit.is_none() {
-            send(Signal::Kill);
-            exit = child.wait().await.ok().map(ExitInfo::from);
-        }
-        match &mut tree {
-            Some(tree) => tree.finish(TERM_GRACE).await,
-            None => {
-                let until = Instant::now() + TERM_GRACE;
-                while group_alive(pid) && Instant::now() < until {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                signal_group(pid, libc::SIGKILL);
-            }
-        }
-        exit
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (pid, scope);
-        let mut exit = wait(child, wait_for).await;
-        if exit.is_none() {
-            let _ = child.start_kill();
-            exit = child.wait().await.ok().map(ExitInfo::from);
-        }
-        exit
-    }
-}
-
-/// The last bytes of a stream, read to its end.
-async fn tail_of(mut stream: impl AsyncRead + Unpin) -> Vec<u8> {
-    let mut tail: VecDeque<u8> = VecDeque::new();
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = stream.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-        tail.extend(&buf[..n]);
-        let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
-        tail.drain(..excess);
-    }
-    tail.into_iter().collect()
-}
-
-/// The stderr tail of a finished child; a grandchild holding the pipe does not stall it.
-async fn take_tail(task: tokio::task::JoinHandle<Vec<u8>>) -> String {
-    let abort = task.abort_handle();
-    match tokio::time::timeout(Duration::from_millis(200), task).await {
-        Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-        _ => {
-            abort.abort();
-            String::new()
-        }
-    }
+/// A probe child: the environment given and nothing else, in the temporary directory (not
+/// wherever the host process happens to be: a deleted or slow directory).
+fn spawn(cmd: &Cmd, env: &Env, scope: Scope, stdin: bool) -> Result<process::Child, SpawnError> {
+    let temp = std::env::temp_dir();
+    let cwd = if temp.is_dir() { temp } else { std::env::current_dir().unwrap_or(PathBuf::from("/")) };
+    let mut spec = Spec::new(&cmd.program, &cmd.args, cwd);
+    spec.env = env.pairs().to_vec();
+    spec.clear_env = true;
+    spec.stdin = stdin;
+    spec.scope = scope;
+    process::spawn(&spec, None)
 }
 
 /// The last few non-empty lines of a stderr tail, joined for a reason.
@@ -239,6 +73,7 @@ fn excerpt_chars(text: &str, max: usize) -> String {
 #[derive(Debug, Default)]
 pub struct Collected {
     pub stdout: Vec<u8>,
+    /// The last lines of stderr.
     pub stderr: String,
     pub exit: Option<ExitInfo>,
     pub timed_out: bool,
@@ -252,16 +87,9 @@ pub async fn collect(
     timeout: Duration,
     scope: Scope,
     stop_at: Option<&[u8]>,
-) -> std::io::Result<Collected> {
-    let mut child = command(cmd, env, scope)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let pid = child.id();
-    let mut guard = GroupGuard { pgid: pid };
+) -> Result<Collected, SpawnError> {
+    let mut child = spawn(cmd, env, scope, false)?;
     let mut stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = tokio::spawn(tail_of(child.stderr.take().expect("stderr is piped")));
     let deadline = Instant::now() + timeout;
     let mut out = Vec::new();
     let mut timed_out = false;
@@ -287,30 +115,22 @@ pub async fn collect(
         }
     }
     drop(stdout);
-    let wait_for = if timed_out {
+    let patience = if timed_out {
         Duration::ZERO
     } else if stopped {
         EXIT_GRACE
     } else {
         deadline.saturating_duration_since(Instant::now())
     };
-    let exit = finish(&mut child, pid, wait_for, scope).await;
-    guard.disarm();
+    let exited = child.wait(patience).await;
+    let exit = child.end(if exited.is_some() { End::Polite(Duration::ZERO) } else { End::Kill }).await;
     // Output that ended without the process ending within the deadline is a timeout too.
-    let timed_out = timed_out || (exit.is_none() && !stopped);
-    Ok(Collected { stdout: out, stderr: take_tail(stderr).await, exit, timed_out })
+    let timed_out = timed_out || (exited.is_none() && !stopped);
+    Ok(Collected { stdout: out, stderr: child.stderr_tail().join("\n"), exit: Some(exit), timed_out })
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-fn describe_exit(exit: Option<ExitInfo>) -> String {
-    match exit {
-        Some(ExitInfo { code: Some(code), .. }) => format!("exit code {code}"),
-        Some(ExitInfo { signal: Some(signal), .. }) => format!("signal {signal}"),
-        _ => "no exit status".to_string(),
-    }
 }
 
 fn with_stderr(reason: String, stderr: &str) -> String {
@@ -322,11 +142,11 @@ fn with_stderr(reason: String, stderr: &str) -> String {
     }
 }
 
-fn spawn_reason(what: &str, e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{what} could not be started: not found ({e})"),
-        std::io::ErrorKind::PermissionDenied => format!("{what} could not be started: not executable ({e})"),
-        _ => format!("{what} could not be started: {e}"),
+fn spawn_reason(what: &str, e: &SpawnError) -> String {
+    match e {
+        SpawnError::NotFound(m) => format!("{what} could not be started: not found ({m})"),
+        SpawnError::NotExecutable(m) => format!("{what} could not be started: not executable ({m})"),
+        SpawnError::CwdNotFound(m) | SpawnError::Other(m) => format!("{what} could not be started: {m}"),
     }
 }
 
@@ -341,23 +161,15 @@ pub async fn version(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String, 
     }
     match run.exit {
         Some(ExitInfo { code: Some(0), .. }) => Ok(stdout),
-        exit => Err(with_stderr(format!("`--version` failed ({})", describe_exit(exit)), &run.stderr)),
+        exit => Err(with_stderr(format!("`--version` failed ({})", ExitInfo::describe(exit)), &run.stderr)),
     }
 }
 
 /// Probe 3: `<cmd> app-server` completes the `initialize` handshake. The `userAgent` on success.
 pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String, String> {
-    let mut child = command(&cmd.with_arg("app-server"), env, Scope::Tree)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| spawn_reason("`app-server`", &e))?;
-    let pid = child.id();
-    let mut guard = GroupGuard { pgid: pid };
+    let mut child = spawn(&cmd.with_arg("app-server"), env, Scope::Tree, true).map_err(|e| spawn_reason("`app-server`", &e))?;
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = tokio::spawn(tail_of(child.stderr.take().expect("stderr is piped")));
     let mut writer = FrameWriter::new(stdin);
     let mut preamble: Vec<String> = Vec::new();
 
@@ -426,13 +238,12 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
     };
     // Close stdin: app-server exits on EOF. Then make sure nothing of it is left.
     writer.close().await;
-    let exit = finish(&mut child, pid, EXIT_GRACE, Scope::Tree).await;
-    guard.disarm();
-    let stderr = take_tail(stderr).await;
+    let exit = child.end(End::Polite(EXIT_GRACE)).await;
+    let stderr = child.stderr_tail().join("\n");
     outcome.map_err(|failure| {
         let mut reason = match failure {
             Failure::Reason(reason) => reason,
-            Failure::Ended(reason) => format!("{reason} ({})", describe_exit(exit)),
+            Failure::Ended(reason) => format!("{reason} ({})", ExitInfo::describe(Some(exit))),
         };
         if !preamble.is_empty() {
             let printed: Vec<String> = preamble.iter().rev().take(3).rev().map(|l| excerpt_chars(l, 200)).collect();

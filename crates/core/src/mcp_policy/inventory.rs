@@ -14,14 +14,12 @@ use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::Path;
-use std::process::Stdio;
+use crate::process::{self, End, Spec};
 use std::time::Duration;
-use tokio::process::Command;
+use tokio::io::AsyncReadExt;
 
 /// How long `codex mcp list --json` may take.
 pub const INVENTORY_TIMEOUT: Duration = Duration::from_secs(30);
-/// stderr lines kept in a failure's detail.
-const STDERR_LINES: usize = 40;
 /// Longest stderr line kept.
 const STDERR_LINE_CHARS: usize = 2000;
 
@@ -58,65 +56,44 @@ pub async fn read(
     let failed = |message: String, detail: Value| {
         McpPolicyError::new(code::INVENTORY_FAILED, message, detail)
     };
-    let mut command = Command::new(program);
-    command
-        .args(list_args(prefix_args))
-        .current_dir(cwd)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    let child = command.spawn().map_err(|e| {
+    let mut spec = Spec::new(program, list_args(prefix_args), cwd.to_path_buf());
+    spec.env = env.to_vec();
+    let mut child = process::spawn(&spec, None).map_err(|e| {
         failed(
-            format!(
-                "could not run `codex mcp list --json` ({}): {e}",
-                program.display()
-            ),
+            format!("could not run `codex mcp list --json` ({}): {e}", program.display()),
             json!({"codexPath": program.display().to_string()}),
         )
     })?;
-    let pid = child.id().unwrap_or(0);
-    let output = match tokio::time::timeout(INVENTORY_TIMEOUT, child.wait_with_output()).await {
-        Ok(Ok(output)) => output,
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut output = Vec::new();
+    let read = tokio::time::timeout(INVENTORY_TIMEOUT, async {
+        stdout.read_to_end(&mut output).await?;
+        Ok::<_, std::io::Error>(child.wait(INVENTORY_TIMEOUT).await)
+    })
+    .await;
+    let exit = match read {
+        Ok(Ok(Some(_))) => child.end(End::Polite(Duration::ZERO)).await,
         Ok(Err(e)) => {
-            return Err(failed(
-                format!("reading `codex mcp list --json` failed: {e}"),
-                json!({}),
-            ));
+            child.end(End::Kill).await;
+            return Err(failed(format!("reading `codex mcp list --json` failed: {e}"), json!({})));
         }
-        Err(_) => {
-            // The child itself dies with its dropped handle (kill_on_drop); anything it
-            // started goes with its process group.
-            if pid != 0 {
-                crate::process::tree::Tree::capture(pid).signal(crate::process::tree::Signal::Kill);
-            }
+        Ok(Ok(None)) | Err(_) => {
+            child.end(End::Kill).await;
             return Err(failed(
-                format!(
-                    "`codex mcp list --json` did not finish within {} s",
-                    INVENTORY_TIMEOUT.as_secs()
-                ),
+                format!("`codex mcp list --json` did not finish within {} s", INVENTORY_TIMEOUT.as_secs()),
                 json!({"timeoutMs": INVENTORY_TIMEOUT.as_millis() as u64}),
             ));
         }
     };
-    if !output.status.success() {
-        let exit = crate::process::ExitInfo::from(output.status);
-        let stderr = stderr_tail(&output.stderr);
+    if exit.code != Some(0) {
+        let stderr = meaningful(child.stderr_head());
         let headline = stderr
             .iter()
             .find(|l| !l.trim().is_empty() && !l.starts_with("WARNING:"))
             .cloned()
             .unwrap_or_default();
-        let how = match (exit.code, exit.signal) {
-            (Some(c), _) => format!("exited with code {c}"),
-            (None, Some(s)) => format!("was killed by signal {s}"),
-            _ => "failed".to_string(),
-        };
         let cause = configuration_cause(&stderr);
-        let mut message = format!("`codex mcp list --json` {how}");
+        let mut message = format!("`codex mcp list --json` {}", exit.how());
         for part in [headline, cause].into_iter().filter(|p| !p.is_empty()) {
             message.push_str(": ");
             message.push_str(part.trim());
@@ -126,7 +103,7 @@ pub async fn read(
             json!({"exitCode": exit.code, "signal": exit.signal, "stderr": stderr}),
         ));
     }
-    parse(&output.stdout)
+    parse(&output)
 }
 
 /// Codex prints `Caused by:` and then the reason, indented, then a backtrace.
@@ -142,25 +119,20 @@ fn configuration_cause(stderr: &[String]) -> String {
         .join(" ")
 }
 
-/// The meaningful tail of stderr: without the backtrace, bounded in lines and length.
-fn stderr_tail(stderr: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(stderr);
-    let lines: Vec<String> = text
-        .lines()
+/// The meaningful lines of stderr: those before the backtrace, each bounded in length.
+fn meaningful(head: Vec<String>) -> Vec<String> {
+    head.into_iter()
         .take_while(|l| !l.starts_with("Stack backtrace:"))
         .map(|l| {
-            let l = l.trim_end_matches('\r');
             if l.chars().count() > STDERR_LINE_CHARS {
                 let mut cut: String = l.chars().take(STDERR_LINE_CHARS).collect();
                 cut.push('…');
                 cut
             } else {
-                l.to_string()
+                l
             }
         })
-        .collect();
-    let skip = lines.len().saturating_sub(STDERR_LINES);
-    lines.into_iter().skip(skip).collect()
+        .collect()
 }
 
 /// Shape errors: a message (no values) and where.

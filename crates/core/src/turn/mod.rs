@@ -12,7 +12,7 @@ use crate::events::{
 };
 use crate::isolation;
 use crate::options::{Access, TurnOptions};
-use crate::process::{self, ExitInfo, LaunchSpec, ServerProcess, SpawnError};
+use crate::process::{self, End, ServerProcess, SpawnError, Spec};
 use crate::protocol::{
     method, CompletedTurn, InitializeResult, Incoming, Outgoing, Reply, RpcError, ThreadResult,
     TurnStartResult,
@@ -51,6 +51,7 @@ enum Ending {
 #[allow(clippy::large_enum_variant)]
 enum Wake {
     Abort,
+    Kill,
     Deadline,
     Room,
     Read(Result<ReadItem, FrameError>),
@@ -291,6 +292,7 @@ where
             biased;
             result = writer.send(message) => Some(result),
             _ = self.stream.aborted(), if !self.abort_seen => None,
+            _ = self.stream.killed() => None,
             _ = sleep_until(self.interrupt_deadline) => None,
         };
         match written {
@@ -350,12 +352,14 @@ where
             self.timer.set([request_deadline, self.interrupt_deadline, release_at].into_iter().flatten().min());
             let wake = tokio::select! {
                 biased;
+                _ = self.stream.killed() => Wake::Kill,
                 _ = self.stream.aborted(), if !self.abort_seen => Wake::Abort,
                 _ = self.timer.fired() => Wake::Deadline,
                 _ = self.stream.room(), if !reading.room => Wake::Room,
                 item = self.reader.next(), if reading.room => Wake::Read(item),
             };
             match wake {
+                Wake::Kill => return Err(Ending::Kill),
                 Wake::Abort => {
                     self.abort_seen = true;
                     self.on_abort().await?;
@@ -459,7 +463,13 @@ where
             Ending::Eof => self.process.wait_exit(EOF_EXIT_WAIT).await,
             _ => None,
         };
-        let exit = self.process.end_tree().await;
+        // Killed: the grace (if any) is spent, nothing more is waited for. Otherwise the
+        // server may leave by itself on stdin EOF, as it does after a turn.
+        let how = match ending {
+            Ending::Kill => End::Kill,
+            _ => End::Polite(process::EXIT_GRACE),
+        };
+        let exit = self.process.end_tree(how).await;
 
         let mut terminal = Terminal {
             status: Status::Failed,
@@ -483,7 +493,7 @@ where
             }
             Ending::Eof => {
                 let message = match exited_by_itself {
-                    Some(exit) => exit_message(exit),
+                    Some(exit) => format!("codex app-server {} before the turn completed", exit.how()),
                     None => "codex app-server closed its stdout but kept running".to_string(),
                 };
                 terminal.failure = Some(
@@ -625,14 +635,6 @@ fn frame_failure(error: FrameError) -> Failure {
     Failure::new(FailureSource::Parse, code, message).with_detail(detail)
 }
 
-fn exit_message(exit: ExitInfo) -> String {
-    match (exit.code, exit.signal) {
-        (Some(code), _) => format!("codex app-server exited with code {code} before the turn completed"),
-        (None, Some(signal)) => format!("codex app-server was killed by signal {signal} before the turn completed"),
-        (None, None) => "codex app-server exited before the turn completed".to_string(),
-    }
-}
-
 /// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
 pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
     let terminal = start_and_drive(&options, &stream).await;
@@ -660,17 +662,20 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
     };
     let forwarded = AtomicUsize::new(0);
     let sink = stream.clone();
-    let spawned = process::spawn(&spec, move |line| {
-        tracing::debug!(target: "rennet_codex::stderr", "{line}");
-        if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
-            sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line });
-        }
-    });
-    let spawned = match spawned {
-        Ok(spawned) => {
+    let spawned = process::spawn(
+        &spec,
+        Some(Box::new(move |line| {
+            tracing::debug!(target: "rennet_codex::stderr", "{line}");
+            if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
+                sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line });
+            }
+        })),
+    );
+    let mut child = match spawned {
+        Ok(child) => {
             // The program only: argv may carry MCP header values, and env values are secrets.
-            tracing::info!(program = %spec.program.display(), pid = spawned.process.pid(), "codex app-server started");
-            spawned
+            tracing::info!(program = %spec.program.display(), pid = child.pid(), "codex app-server started");
+            child
         }
         Err(e) => {
             let (code, message) = match e {
@@ -685,11 +690,12 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
             );
         }
     };
-    drive(spawned.stdout, spawned.stdin, spawned.process, options, &launch.codex_path, stream).await
+    let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
+    drive(stdout, stdin, child, options, &launch.codex_path, stream).await
 }
 
 /// The child to start: its launch, and `app-server` with the arguments the options call for.
-async fn prepare_launch(options: &TurnOptions) -> Result<(launch::ChildLaunch, LaunchSpec), Failure> {
+async fn prepare_launch(options: &TurnOptions) -> Result<(launch::ChildLaunch, Spec), Failure> {
     let mut launch = launch::resolve(options).await?;
     let mut args = launch.prefix_args.clone();
     args.push("app-server".into());
@@ -704,13 +710,10 @@ async fn prepare_launch(options: &TurnOptions) -> Result<(launch::ChildLaunch, L
     if options.access == Access::ReadOnly {
         args.extend(crate::isolation::feature_args());
     }
-    let spec = LaunchSpec {
-        program: launch.program.clone(),
-        args,
-        cwd: launch.host_cwd.clone(),
-        env: launch.env.clone(),
-        secrets: secret_values(options, &launch.env),
-    };
+    let mut spec = Spec::new(launch.program.clone(), args, launch.host_cwd.clone());
+    spec.env = launch.env.clone();
+    spec.stdin = true;
+    spec.secrets = secret_values(options, &launch.env);
     Ok((launch, spec))
 }
 

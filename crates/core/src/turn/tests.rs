@@ -2,7 +2,7 @@
 
 use super::drive;
 use crate::options;
-use crate::process::{ExitInfo, ServerProcess};
+use crate::process::{End, ExitInfo, ServerProcess, EXIT_GRACE};
 use crate::stream::EventStream;
 use serde_json::{json, Value};
 use std::future::Future;
@@ -18,7 +18,7 @@ const TURN: &str = "turn-1";
 struct FakeProcess {
     exited: Arc<AtomicBool>,
     exit_code: Arc<Mutex<i32>>,
-    ended: Arc<AtomicBool>,
+    ended: Arc<Mutex<Option<End>>>,
 }
 
 impl ServerProcess for FakeProcess {
@@ -37,8 +37,8 @@ impl ServerProcess for FakeProcess {
         None
     }
 
-    async fn end_tree(&mut self) -> ExitInfo {
-        self.ended.store(true, Ordering::SeqCst);
+    async fn end_tree(&mut self, how: End) -> ExitInfo {
+        *self.ended.lock().unwrap() = Some(how);
         if self.exited.load(Ordering::SeqCst) {
             ExitInfo { code: Some(*self.exit_code.lock().unwrap()), signal: None }
         } else {
@@ -176,7 +176,8 @@ struct Run {
     events: Vec<Value>,
     terminal: Value,
     received: Vec<Value>,
-    ended: bool,
+    /// How the process was ended.
+    ended: Option<End>,
 }
 
 impl Run {
@@ -203,7 +204,7 @@ where
     let stream = Arc::new(EventStream::new());
     let exited = Arc::new(AtomicBool::new(false));
     let exit_code = Arc::new(Mutex::new(0));
-    let ended = Arc::new(AtomicBool::new(false));
+    let ended = Arc::new(Mutex::new(None));
     let received = Arc::new(Mutex::new(Vec::new()));
     let peer = Peer {
         lines: BufReader::new(server_read).lines(),
@@ -239,7 +240,8 @@ where
     assert_eq!(terminal["type"], "terminal");
     assert_eq!(events.iter().filter(|e| e["type"] == "terminal").count(), 1);
     let received = received.lock().unwrap().clone();
-    Run { events, terminal, received, ended: ended.load(Ordering::SeqCst) }
+    let ended = *ended.lock().unwrap();
+    Run { events, terminal, received, ended }
 }
 
 #[tokio::test]
@@ -287,7 +289,7 @@ async fn happy_turn_streams_events_and_completes() {
                "finalMessage": "Hello", "usage": usage, "failure": null})
     );
     assert!(r.sent("turn/interrupt").is_empty());
-    assert!(r.ended);
+    assert_eq!(r.ended, Some(End::Polite(EXIT_GRACE)));
 }
 
 #[tokio::test]
@@ -556,7 +558,7 @@ async fn abort_before_the_turn_id_kills_at_once() {
     assert_eq!(r.terminal["cancellation"], "killed");
     assert_eq!(r.terminal["failure"], Value::Null);
     assert!(r.sent("turn/interrupt").is_empty());
-    assert!(r.ended);
+    assert_eq!(r.ended, Some(End::Kill));
 }
 
 #[tokio::test]
@@ -576,6 +578,8 @@ async fn abort_after_turn_started_interrupts() {
     assert_eq!(r.terminal["status"], "cancelled");
     assert_eq!(r.terminal["cancellation"], "interrupted");
     assert_eq!(r.sent("turn/interrupt").len(), 1);
+    // The server completed the turn: it may leave by itself.
+    assert_eq!(r.ended, Some(End::Polite(EXIT_GRACE)));
 }
 
 #[tokio::test]
@@ -593,7 +597,7 @@ async fn ignored_interrupt_is_killed_after_the_grace() {
     .await;
     assert_eq!(r.terminal["status"], "cancelled");
     assert_eq!(r.terminal["cancellation"], "killed");
-    assert!(r.ended);
+    assert_eq!(r.ended, Some(End::Kill));
 }
 
 #[tokio::test]
@@ -682,6 +686,7 @@ async fn a_full_queue_pauses_reading_but_abort_still_works() {
     .await;
     assert_eq!(r.terminal["status"], "cancelled");
     assert_eq!(r.terminal["cancellation"], "killed");
+    assert_eq!(r.ended, Some(End::Kill));
     let deltas = r.of_type("messageDelta");
     // Everything that was read arrived, in order.
     for (i, d) in deltas.iter().enumerate() {
@@ -721,7 +726,7 @@ async fn a_server_that_reads_nothing_cannot_hold_an_abort_up() {
     .await;
     assert_eq!(r.terminal["status"], "cancelled");
     assert_eq!(r.terminal["cancellation"], "killed");
-    assert!(r.ended);
+    assert_eq!(r.ended, Some(End::Kill));
     let answered = r.of_type("serverRequest").len();
     assert!(answered > 0 && answered < 100_000, "{answered} requests answered");
 }

@@ -314,7 +314,7 @@ fn play(script: Script) -> Outcome {
         let (server_read, client_write) = tokio::io::duplex(1 << 16);
         let stream = Arc::new(EventStream::new());
         let exited = Arc::new(AtomicBool::new(false));
-        let ended = Arc::new(AtomicBool::new(false));
+        let ended = Arc::new(Mutex::new(None));
         let process = FakeProcess { exited: exited.clone(), exit_code: Arc::new(Mutex::new(0)), ended: ended.clone() };
 
         // One writer for both the answers and the script's acts; `None` closes stdout.
@@ -386,7 +386,7 @@ fn play(script: Script) -> Outcome {
         actor.abort();
         responder.abort();
         writer.abort();
-        Outcome { events, ended: ended.load(Ordering::SeqCst) }
+        Outcome { events, ended: ended.lock().map(|e| e.is_some()).unwrap_or(false) }
     })
 }
 

@@ -1,0 +1,445 @@
+//! Every child process of the package — the turn's `codex app-server`, discovery's probes and
+//! login shell, the MCP inventory, the WSL helper scripts — starts and ends here.
+//!
+//! A child starts in a process group of its own ([`Scope::Tree`]) or, for the user's login
+//! shell, in a session of its own ([`Scope::Session`]: an interactive shell finds no terminal
+//! to take over, and only its group is ever signalled, since agents it daemonises are the
+//! user's). Its stderr is always drained, each line handed on and the first and last lines kept
+//! ([`stderr`]). It ends in one of two ways ([`End`]): politely — it may leave by itself for a
+//! while (`codex app-server` exits when its stdin closes), then `SIGTERM`, then `SIGKILL` — or
+//! at once — `SIGTERM`, [`KILL_GRACE`], `SIGKILL`. A child dropped before it was ended is ended
+//! at once from its `Drop`, which returns only when its tree is gone: an abandoned probe or an
+//! aborted turn leaves nothing running, and nothing of it writes anywhere afterwards.
+//!
+//! What each platform guarantees when a child ends (the tests show each on Linux):
+//!
+//! | | Linux | macOS | Windows |
+//! | --- | --- | --- | --- |
+//! | the child and its process group | yes | yes | the whole Job Object |
+//! | descendants that left the group or session (`setsid`) | yes: the child is a subreaper, so they stay below it; parent links and the marker find them | found through parent links while their parent lives, and through the marker after | yes: Job Object |
+//! | double-forked daemons | yes (subreaper, marker) | through the marker | yes: Job Object |
+//! | the host dies mid-turn | the guard ends the tree ([`guard`]) | the guard ends the tree | the kernel closes the Job Object |
+//!
+//! Limits: a descendant that both replaced its environment (`env -i`) and was orphaned after the
+//! child died is not found on Linux; on macOS the same holds for one orphaned at any time (no
+//! subreaper) unless the guard saw it in its periodic look. Processes of another user are not
+//! found. A Job Object cannot be escaped by a descendant unless it breaks away explicitly.
+
+pub mod guard;
+pub mod stderr;
+pub mod table;
+pub mod tree;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
+use std::ffi::OsString;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use stderr::{LineSink, StderrLog};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tree::{Marker, Tree};
+
+/// How long a turn's child may take to exit by itself once its stdin closed, before it is
+/// signalled.
+pub const EXIT_GRACE: Duration = Duration::from_millis(1500);
+/// Ending politely: between `SIGTERM` and `SIGKILL`.
+pub const TERM_GRACE: Duration = Duration::from_millis(1000);
+/// Ending at once: between `SIGTERM` and `SIGKILL` (a child that honours `SIGTERM` has this
+/// long to go by itself).
+pub const KILL_GRACE: Duration = Duration::from_millis(50);
+
+/// Set in every [`Scope::Tree`] child's environment to a value unique to the child that starts
+/// with the host's own ([`guard::host_marker`]), so that descendants orphaned after the child
+/// died can still be found.
+pub const TREE_MARKER_VAR: &str = "RENNET_CODEX_TREE";
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExitInfo {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+impl From<std::process::ExitStatus> for ExitInfo {
+    fn from(status: std::process::ExitStatus) -> Self {
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        #[cfg(not(unix))]
+        let signal = None;
+        ExitInfo { code: status.code(), signal }
+    }
+}
+
+impl ExitInfo {
+    /// As a noun: `exit code 3`, `signal 9`.
+    pub fn describe(exit: Option<ExitInfo>) -> String {
+        match exit {
+            Some(ExitInfo { code: Some(code), .. }) => format!("exit code {code}"),
+            Some(ExitInfo { signal: Some(signal), .. }) => format!("signal {signal}"),
+            _ => "no exit status".to_string(),
+        }
+    }
+
+    /// As a verb: `exited with code 3`, `was killed by signal 9`.
+    pub fn how(&self) -> String {
+        match (self.code, self.signal) {
+            (Some(code), _) => format!("exited with code {code}"),
+            (None, Some(signal)) => format!("was killed by signal {signal}"),
+            (None, None) => "exited".to_string(),
+        }
+    }
+}
+
+/// What the child's signals reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Its own process group, everything it starts, and what carries its marker.
+    Tree,
+    /// Its own session; only its process group (a login shell).
+    Session,
+}
+
+/// How a child is ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// It may take this long to exit by itself first (its work is done, its stdin closed).
+    Polite(Duration),
+    /// Without waiting for it.
+    Kill,
+}
+
+/// What to start.
+pub struct Spec {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// Set over the inherited environment, or over none with `clear_env`.
+    pub env: Vec<(String, String)>,
+    pub clear_env: bool,
+    /// A pipe to the child's stdin; otherwise it reads nothing.
+    pub stdin: bool,
+    pub scope: Scope,
+    /// Values replaced by `<redacted>` in the child's stderr before it goes anywhere (events,
+    /// the tail, logs): a child that prints its configuration must not carry them out.
+    pub secrets: Vec<String>,
+}
+
+impl Spec {
+    pub fn new(program: impl Into<PathBuf>, args: impl IntoIterator<Item = impl Into<OsString>>, cwd: PathBuf) -> Spec {
+        Spec {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            cwd,
+            env: Vec::new(),
+            clear_env: false,
+            stdin: false,
+            scope: Scope::Tree,
+            secrets: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum SpawnError {
+    NotFound(String),
+    NotExecutable(String),
+    CwdNotFound(String),
+    Other(String),
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpawnError::NotFound(m) | SpawnError::NotExecutable(m) | SpawnError::CwdNotFound(m) | SpawnError::Other(m) => {
+                f.write_str(m)
+            }
+        }
+    }
+}
+
+impl std::error::Error for SpawnError {}
+
+/// A running child. Dropping it before [`Child::end`] returned ends it at once.
+pub struct Child {
+    inner: Box<dyn ChildWrapper>,
+    pid: u32,
+    exit: Option<ExitInfo>,
+    stderr: Arc<Mutex<StderrLog>>,
+    /// Shared with the blocking task that ends it.
+    tree: Arc<Mutex<Tree>>,
+    ended: bool,
+    // Dropped last: the guard forgets the child once it is gone.
+    _ticket: guard::Ticket,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: Option<ChildStdout>,
+}
+
+/// Starts `spec`'s program with piped stdout and stderr; every stderr line goes to `on_stderr`
+/// as it arrives and into the kept lines.
+pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnError> {
+    check_launch(spec)?;
+    let mut command = Command::new(&spec.program);
+    command.args(&spec.args).current_dir(&spec.cwd);
+    if spec.clear_env {
+        command.env_clear();
+    }
+    command
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let marker = (spec.scope == Scope::Tree).then(guard::child_marker);
+    if let Some(marker) = &marker {
+        command.env(TREE_MARKER_VAR, marker);
+    }
+    let mut wrapped = CommandWrap::from(command);
+    platform::wrap(&mut wrapped, spec.scope);
+    wrapped.wrap(KillOnDrop);
+    // Before the child starts, so that the guard runs when it does.
+    let mut ticket = guard::ticket();
+    let mut inner = wrapped.spawn().map_err(|e| classify_spawn_error(&spec.program, e))?;
+    let pid = inner.id().unwrap_or(0);
+    let start = table::entry(pid as i32).map(|e| e.start);
+    ticket.register(pid, start, if spec.scope == Scope::Tree { guard::Kind::Tree } else { guard::Kind::Group });
+    let mut tree = Tree::new(marker.map(|m| Marker::exact(TREE_MARKER_VAR, &m)));
+    match spec.scope {
+        Scope::Tree => tree.add_root(pid as i32, start),
+        Scope::Session => tree.add_group(pid as i32),
+    }
+    let stdin = inner.stdin().take();
+    let stdout = inner.stdout().take();
+    let stderr = stderr::drain(inner.stderr().take().expect("stderr is piped"), &spec.secrets, on_stderr);
+    Ok(Child {
+        inner,
+        pid,
+        exit: None,
+        stderr,
+        tree: Arc::new(Mutex::new(tree)),
+        ended: false,
+        _ticket: ticket,
+        stdin,
+        stdout,
+    })
+}
+
+fn check_launch(spec: &Spec) -> Result<(), SpawnError> {
+    match std::fs::metadata(&spec.cwd) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(SpawnError::CwdNotFound(format!("working directory {} is not a directory", spec.cwd.display())))
+        }
+        Err(_) => return Err(SpawnError::CwdNotFound(format!("working directory {} does not exist", spec.cwd.display()))),
+    }
+    let program = &spec.program;
+    if program.components().count() > 1 {
+        let meta = std::fs::metadata(program).map_err(|e| SpawnError::NotFound(format!("{}: {e}", program.display())))?;
+        if meta.is_dir() || !is_executable(&meta) {
+            return Err(SpawnError::NotExecutable(format!("{} is not an executable file", program.display())));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+pub(crate) fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+pub(crate) fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    true
+}
+
+fn classify_spawn_error(program: &Path, e: std::io::Error) -> SpawnError {
+    let text = format!("{}: {e}", program.display());
+    match e.kind() {
+        std::io::ErrorKind::NotFound => SpawnError::NotFound(text),
+        std::io::ErrorKind::PermissionDenied => SpawnError::NotExecutable(text),
+        _ => SpawnError::Other(text),
+    }
+}
+
+impl Child {
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Waits up to `within` for the child to exit by itself.
+    pub async fn wait(&mut self, within: Duration) -> Option<ExitInfo> {
+        if self.exit.is_some() {
+            return self.exit;
+        }
+        match tokio::time::timeout(within, self.inner.wait()).await {
+            Ok(status) => {
+                self.exit = Some(status.map(ExitInfo::from).unwrap_or_default());
+                self.exit
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Notes what the child has started, while it still runs: call it before closing stdin of
+    /// a child that exits on EOF, since what it leaves behind is harder to find afterwards.
+    pub fn capture(&mut self) {
+        self.tree.lock().unwrap_or_else(|e| e.into_inner()).refresh_alive();
+    }
+
+    /// Ends the child and everything it started, and reaps it.
+    pub async fn end(&mut self, how: End) -> ExitInfo {
+        let grace = match how {
+            End::Polite(patience) => {
+                self.wait(patience).await;
+                TERM_GRACE
+            }
+            End::Kill => KILL_GRACE,
+        };
+        platform::terminate(&mut self.inner, &self.tree, grace).await;
+        let exit = match self.exit {
+            Some(exit) => exit,
+            None => self.inner.wait().await.map(ExitInfo::from).unwrap_or_default(),
+        };
+        self.exit = Some(exit);
+        self.ended = true;
+        exit
+    }
+
+    /// The first lines the child wrote to stderr.
+    pub fn stderr_head(&self) -> Vec<String> {
+        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).head()
+    }
+
+    /// The last lines the child wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).tail()
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if !self.ended {
+            platform::terminate_now(&mut self.inner, &self.tree);
+        }
+    }
+}
+
+/// What the turn runner needs from the process that serves it. Implemented by [`Child`] and,
+/// in tests, by a scripted stand-in.
+pub trait ServerProcess: Send {
+    fn pid(&self) -> u32;
+    /// Waits up to `within` for the process to exit on its own.
+    fn wait_exit(&mut self, within: Duration) -> impl Future<Output = Option<ExitInfo>> + Send;
+    /// Notes what the process has started, while it still runs (see [`Child::capture`]).
+    fn capture_tree(&mut self) {}
+    /// Ends the process and everything it started, and reaps it. Stdin is already closed.
+    fn end_tree(&mut self, how: End) -> impl Future<Output = ExitInfo> + Send;
+    /// The last lines the process wrote to stderr.
+    fn stderr_tail(&self) -> Vec<String>;
+}
+
+impl ServerProcess for Child {
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    async fn wait_exit(&mut self, within: Duration) -> Option<ExitInfo> {
+        self.wait(within).await
+    }
+
+    fn capture_tree(&mut self) {
+        self.capture();
+    }
+
+    async fn end_tree(&mut self, how: End) -> ExitInfo {
+        self.end(how).await
+    }
+
+    fn stderr_tail(&self) -> Vec<String> {
+        Child::stderr_tail(self)
+    }
+}
+
+#[cfg(unix)]
+mod platform {
+    use super::{Scope, Tree, KILL_GRACE};
+    use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper, ProcessGroup, ProcessSession};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    pub fn wrap(command: &mut CommandWrap, scope: Scope) {
+        match scope {
+            Scope::Tree => {
+                command.wrap(ProcessGroup::leader());
+                #[cfg(target_os = "linux")]
+                command.wrap(Subreaper);
+            }
+            Scope::Session => {
+                command.wrap(ProcessSession);
+            }
+        }
+    }
+
+    /// Makes the child a child subreaper: orphans below it are re-parented to it rather than to
+    /// init, so the parent links still lead to it while it lives (see `tree`).
+    #[cfg(target_os = "linux")]
+    #[derive(Debug)]
+    struct Subreaper;
+
+    #[cfg(target_os = "linux")]
+    impl CommandWrapper for Subreaper {
+        fn pre_spawn(&mut self, command: &mut tokio::process::Command, _core: &CommandWrap) -> std::io::Result<()> {
+            // SAFETY: prctl is async-signal-safe and touches nothing of the parent's state.
+            unsafe {
+                command.pre_exec(|| {
+                    // Kept across exec.
+                    if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            Ok(())
+        }
+    }
+
+    /// Signals the tree (blocking work, off the runtime's threads) until it is gone.
+    pub async fn terminate(_inner: &mut Box<dyn ChildWrapper>, tree: &Arc<Mutex<Tree>>, grace: Duration) {
+        let tree = tree.clone();
+        let ended = tokio::task::spawn_blocking(move || tree.lock().unwrap_or_else(|e| e.into_inner()).terminate(grace));
+        if let Err(e) = ended.await {
+            tracing::debug!("ending a process tree did not finish: {e}");
+        }
+    }
+
+    pub fn terminate_now(_inner: &mut Box<dyn ChildWrapper>, tree: &Arc<Mutex<Tree>>) {
+        tree.lock().unwrap_or_else(|e| e.into_inner()).terminate(KILL_GRACE);
+    }
+}
+
+#[cfg(windows)]
+mod platform {
+    use super::{Scope, Tree};
+    use process_wrap::tokio::{ChildWrapper, CommandWrap, CreationFlags, JobObject};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    use windows::Win32::System::Threading::CREATE_NO_WINDOW;
+
+    /// Every child in a Job Object of its own (with kill-on-close, from `KillOnDrop`): ending
+    /// the job ends everything in it, and the kernel ends it when the host's last handle to it
+    /// closes, however the host ends. A GUI host must not flash a console per child.
+    pub fn wrap(command: &mut CommandWrap, _scope: Scope) {
+        command.wrap(CreationFlags(CREATE_NO_WINDOW));
+        command.wrap(JobObject);
+    }
+
+    /// Windows has no polite signal: the job is terminated once the child had its time.
+    pub async fn terminate(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>, _grace: Duration) {
+        let _ = inner.start_kill();
+    }
+
+    pub fn terminate_now(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>) {
+        let _ = inner.start_kill();
+    }
+}

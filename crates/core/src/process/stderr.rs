@@ -1,0 +1,149 @@
+//! A child's stderr: always drained (a full pipe would stall the child), each line handed on as
+//! it arrives, and the first and last lines kept for a failure's detail.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+/// Lines kept from the start and from the end of stderr.
+pub const KEPT_LINES: usize = 40;
+/// Longest line kept (longer ones are cut, marked with `…`).
+const LINE_BYTES: usize = 4096;
+/// Shorter secrets are not redacted: they would blank ordinary words.
+const MIN_SECRET_LEN: usize = 6;
+
+/// What a child wrote to stderr, bounded.
+#[derive(Debug, Default)]
+pub struct StderrLog {
+    head: Vec<String>,
+    tail: VecDeque<String>,
+}
+
+impl StderrLog {
+    fn push(&mut self, line: String) {
+        if self.head.len() < KEPT_LINES {
+            self.head.push(line.clone());
+        }
+        if self.tail.len() == KEPT_LINES {
+            self.tail.pop_front();
+        }
+        self.tail.push_back(line);
+    }
+
+    /// The first lines written (a program's own error comes before a backtrace).
+    pub fn head(&self) -> Vec<String> {
+        self.head.clone()
+    }
+
+    /// The last lines written.
+    pub fn tail(&self) -> Vec<String> {
+        self.tail.iter().cloned().collect()
+    }
+}
+
+/// Receives each stderr line (redacted) as it arrives.
+pub type LineSink = Box<dyn Fn(String) + Send + Sync>;
+
+/// Reads `stderr` to its end in a task of its own. `secrets` are replaced by `<redacted>` before
+/// a line goes anywhere.
+pub fn drain(
+    stderr: impl AsyncRead + Unpin + Send + 'static,
+    secrets: &[String],
+    on_line: Option<LineSink>,
+) -> Arc<Mutex<StderrLog>> {
+    let log = Arc::new(Mutex::new(StderrLog::default()));
+    let mut secrets: Vec<String> = secrets.iter().filter(|s| s.len() >= MIN_SECRET_LEN).cloned().collect();
+    // Longest first, so that a secret containing another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    tokio::spawn(read_lines(stderr, log.clone(), secrets, on_line));
+    log
+}
+
+async fn read_lines(
+    stderr: impl AsyncRead + Unpin,
+    log: Arc<Mutex<StderrLog>>,
+    secrets: Vec<String>,
+    on_line: Option<LineSink>,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // Reads a whole line, however long, but keeps only its head.
+        let mut overflow = false;
+        loop {
+            let available = match reader.fill_buf().await {
+                Ok(buf) => buf,
+                Err(_) => return,
+            };
+            if available.is_empty() {
+                if line.is_empty() {
+                    return;
+                }
+                break;
+            }
+            let (taken, complete) = match memchr::memchr(b'\n', available) {
+                Some(pos) => (pos + 1, true),
+                None => (available.len(), false),
+            };
+            let room = LINE_BYTES.saturating_sub(line.len());
+            let content = &available[..if complete { taken - 1 } else { taken }];
+            overflow |= content.len() > room;
+            line.extend_from_slice(&content[..content.len().min(room)]);
+            reader.consume(taken);
+            if complete {
+                break;
+            }
+        }
+        let mut text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_string();
+        if overflow {
+            text.push('…');
+        }
+        for secret in &secrets {
+            if text.contains(secret.as_str()) {
+                text = text.replace(secret.as_str(), "<redacted>");
+            }
+        }
+        log.lock().unwrap_or_else(|e| e.into_inner()).push(text.clone());
+        if let Some(on_line) = &on_line {
+            on_line(text);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn keeps_head_and_tail_cuts_long_lines_and_redacts() {
+        let mut input = String::new();
+        for i in 0..100 {
+            input.push_str(&format!("line {i}\n"));
+        }
+        input.push_str(&"x".repeat(5000));
+        input.push_str("\ntoken=s3cret-value here\nlast without newline");
+        let seen = Arc::new(Mutex::new(0usize));
+        let counter = seen.clone();
+        let log = drain(
+            std::io::Cursor::new(input.into_bytes()),
+            &["s3cret-value".to_string(), "short".to_string()],
+            Some(Box::new(move |_| *counter.lock().unwrap() += 1)),
+        );
+        for _ in 0..200 {
+            if *seen.lock().unwrap() == 103 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let log = log.lock().unwrap();
+        assert_eq!(log.head().len(), KEPT_LINES);
+        assert_eq!(log.head()[0], "line 0");
+        let tail = log.tail();
+        assert_eq!(tail.len(), KEPT_LINES);
+        assert_eq!(tail[KEPT_LINES - 1], "last without newline");
+        assert_eq!(tail[KEPT_LINES - 2], "token=<redacted> here");
+        let cut = &tail[KEPT_LINES - 3];
+        assert!(cut.ends_with('…') && cut.len() == LINE_BYTES + '…'.len_utf8());
+    }
+}
