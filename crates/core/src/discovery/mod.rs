@@ -31,10 +31,13 @@ use env::{Env, Os};
 use host::{Host, HostEnv, LoginPath, Request};
 use locations::{FileInfo, Plan};
 use serde::{Deserialize, Serialize};
-use std::collections::hash_map::Entry;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -184,8 +187,14 @@ impl Timeouts {
 
 /// Finds the user's Codex (cached per locus and environment; `refresh` probes again).
 pub async fn discover(options: &DiscoverOptions) -> Arc<Discovery> {
+    join(options).result().await
+}
+
+/// Starts a discovery, or joins the one already running for the same locus and environment.
+/// The caller awaits [`Waiter::result`]; a caller that stops waiting calls [`Waiter::leave`].
+pub fn join(options: &DiscoverOptions) -> Waiter {
     let os = Os::current();
-    discover_in(Env::from_process(&options.env, os), options.locus.clone(), options.refresh, os).await
+    join_in(Env::from_process(&options.env, os), options.locus.clone(), options.refresh, os)
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -195,28 +204,156 @@ struct CacheKey {
     env: Env,
 }
 
-type Cell = Arc<tokio::sync::OnceCell<Arc<Discovery>>>;
+/// One discovery run, shared by everyone who waits for it.
+struct Run {
+    result: tokio::sync::watch::Sender<Option<Arc<Discovery>>>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    waiters: AtomicUsize,
+}
 
-fn cache() -> &'static Mutex<HashMap<CacheKey, Cell>> {
-    static CACHE: OnceLock<Mutex<HashMap<CacheKey, Cell>>> = OnceLock::new();
+enum Slot {
+    Running(Arc<Run>),
+    /// A usable Codex was found; `selected` is still that file while its size and modification
+    /// time are unchanged. "Not found" is never kept: a Codex installed meanwhile is found.
+    Found { discovery: Arc<Discovery>, selected: Option<FileStamp> },
+}
+
+fn cache() -> &'static Mutex<HashMap<CacheKey, Slot>> {
+    static CACHE: OnceLock<Mutex<HashMap<CacheKey, Slot>>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 
-/// [`discover`] with the whole environment given and the platform rules to apply (tests run
-/// the macOS rules on Linux). Concurrent calls with the same key share one run.
-pub(crate) async fn discover_in(env: Env, locus: Option<WslTarget>, refresh: bool, os: Os) -> Arc<Discovery> {
+/// What identifies a file cheaply: it exists, with this size and modification time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<FileStamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(FileStamp { len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
+/// The file a cached discovery selected, as this machine sees it (a WSL path is not looked at).
+fn selected_file(discovery: &Discovery, locus: &Option<WslTarget>) -> Option<PathBuf> {
+    let selected = discovery.selected.as_ref()?;
+    locus.is_none().then(|| PathBuf::from(&selected.path))
+}
+
+/// [`join`] with the whole environment given and the platform rules to apply (tests run the
+/// macOS rules on Linux).
+pub(crate) fn join_in(env: Env, locus: Option<WslTarget>, refresh: bool, os: Os) -> Waiter {
     let key = CacheKey { os, locus: locus.clone(), env: env.clone() };
-    let cell = {
-        let mut map = cache().lock().unwrap_or_else(|e| e.into_inner());
-        if refresh {
-            let fresh = Cell::default();
-            map.insert(key, fresh.clone());
-            fresh
-        } else {
-            map.entry(key).or_default().clone()
+    let mut slots = cache().lock().unwrap_or_else(|e| e.into_inner());
+    match slots.get(&key) {
+        Some(Slot::Found { discovery, selected }) if !refresh => {
+            let unchanged = selected_file(discovery, &locus).map(|p| FileStamp::of(&p)) == selected.clone().map(Some);
+            if unchanged {
+                return Waiter::ready(discovery.clone());
+            }
+            tracing::debug!("the Codex discovery selected changed on disk: discovering again");
         }
+        Some(Slot::Running(run)) if !refresh => {
+            run.waiters.fetch_add(1, Ordering::SeqCst);
+            return Waiter { run: Some(run.clone()), key: Some(key), ready: None, left: false };
+        }
+        _ => {}
+    }
+    let (result, _) = tokio::sync::watch::channel(None);
+    let run = Arc::new(Run { result, task: Mutex::new(None), waiters: AtomicUsize::new(1) });
+    slots.insert(key.clone(), Slot::Running(run.clone()));
+    let task = {
+        let (run, key) = (run.clone(), key.clone());
+        tokio::spawn(async move {
+            let discovery = Arc::new(self::run(env, locus.clone(), os).await);
+            let mut slots = cache().lock().unwrap_or_else(|e| e.into_inner());
+            if matches!(slots.get(&key), Some(Slot::Running(current)) if Arc::ptr_eq(current, &run)) {
+                if discovery.available {
+                    let selected = selected_file(&discovery, &locus).and_then(|p| FileStamp::of(&p));
+                    slots.insert(key, Slot::Found { discovery: discovery.clone(), selected });
+                } else {
+                    slots.remove(&key);
+                }
+            }
+            drop(slots);
+            run.result.send_replace(Some(discovery));
+        })
     };
-    cell.get_or_init(|| async move { Arc::new(run(env, locus, os).await) }).await.clone()
+    *run.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+    Waiter { run: Some(run), key: Some(key), ready: None, left: false }
+}
+
+/// A caller's wait for a discovery. When the last waiter leaves before the discovery finished,
+/// it is stopped, and every process it started is gone before [`Waiter::leave`] returns.
+pub struct Waiter {
+    run: Option<Arc<Run>>,
+    key: Option<CacheKey>,
+    ready: Option<Arc<Discovery>>,
+    left: bool,
+}
+
+impl Waiter {
+    fn ready(discovery: Arc<Discovery>) -> Waiter {
+        Waiter { run: None, key: None, ready: Some(discovery), left: true }
+    }
+
+    pub async fn result(&self) -> Arc<Discovery> {
+        if let Some(ready) = &self.ready {
+            return ready.clone();
+        }
+        let run = self.run.as_ref().expect("a waiter without a result has a run");
+        let mut receiver = run.result.subscribe();
+        // The sender lives in the run, which this waiter holds: waiting cannot fail.
+        let result = receiver.wait_for(Option::is_some).await.map(|r| r.clone());
+        result.ok().flatten().expect("a discovery run ends with its result")
+    }
+
+    /// Stops waiting. The last to leave a discovery that has not finished stops it and waits
+    /// until the processes it started are gone.
+    pub async fn leave(mut self) {
+        if let Some(task) = self.depart() {
+            // The run's future is dropped before the handle completes: every probe child's
+            // `Drop` has ended its tree by then.
+            let _ = task.await;
+        }
+    }
+
+    /// The task to wait for, if this was the last waiter of an unfinished run.
+    fn depart(&mut self) -> Option<tokio::task::JoinHandle<()>> {
+        if std::mem::replace(&mut self.left, true) {
+            return None;
+        }
+        let run = self.run.as_ref()?;
+        if run.waiters.fetch_sub(1, Ordering::SeqCst) != 1 || run.result.borrow().is_some() {
+            return None;
+        }
+        let mut slots = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(key) = &self.key {
+            if matches!(slots.get(key), Some(Slot::Running(current)) if Arc::ptr_eq(current, run)) {
+                slots.remove(key);
+            }
+        }
+        drop(slots);
+        let task = run.task.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        task.abort();
+        Some(task)
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        // Nobody can wait for the processes here; `leave` is the way to.
+        self.depart();
+    }
+}
+
+/// [`discover`] for tests, with the whole environment and platform rules given.
+#[cfg(all(test, unix))]
+pub(crate) async fn discover_in(env: Env, locus: Option<WslTarget>, refresh: bool, os: Os) -> Arc<Discovery> {
+    join_in(env, locus, refresh, os).result().await
 }
 
 struct Context {
@@ -258,9 +395,9 @@ async fn run(env: Env, locus: Option<WslTarget>, os: Os) -> Discovery {
     let os = ctx.host.os();
 
     // The login shell can take a while: ask it while the other candidates are probed.
-    let login = {
+    let mut work = {
         let (ctx, host_env) = (ctx.clone(), host_env.clone());
-        tokio::spawn(async move { ctx.host.login_path(&host_env, &ctx.env, ctx.timeouts.login_shell).await })
+        Work::new(Box::pin(async move { ctx.host.login_path(&host_env, &ctx.env, ctx.timeouts.login_shell).await }))
     };
 
     let mut requests: Vec<(Source, Request)> = Vec::new();
@@ -289,19 +426,20 @@ async fn run(env: Env, locus: Option<WslTarget>, os: Os) -> Discovery {
 
     // Nor is anything that only links into it.
     let outside = |(_, info): &(Source, FileInfo)| !info.canonical.as_deref().is_some_and(in_codex_home);
-    let mut found: Vec<_> = examine(&ctx, &host_env, &requests).await.into_iter().filter(outside).collect();
-    let mut probes: HashMap<String, tokio::task::JoinHandle<Outcome>> = HashMap::new();
-    let start_probes = |found: &[(Source, FileInfo)], probes: &mut HashMap<String, tokio::task::JoinHandle<Outcome>>| {
+    let mut found: Vec<_> =
+        work.alongside(examine(&ctx, &host_env, &requests)).await.into_iter().filter(outside).collect();
+    let start_probes = |found: &[(Source, FileInfo)], work: &mut Work| {
         for (_, info) in found {
-            if let Entry::Vacant(slot) = probes.entry(info.key(os)) {
+            let key = info.key(os);
+            if work.started.insert(key.clone()) {
                 let (ctx, host_env, info) = (ctx.clone(), host_env.clone(), info.clone());
-                slot.insert(tokio::spawn(async move { probe_file(&ctx, &host_env, &info).await }));
+                work.probes.push(Box::pin(async move { (key, probe_file(&ctx, &host_env, &info).await) }));
             }
         }
     };
-    start_probes(&found, &mut probes);
+    start_probes(&found, &mut work);
 
-    let login = login.await.unwrap_or_else(|e| LoginPath::Unavailable(format!("the login shell query failed: {e}")));
+    let login = work.login().await;
     let login_note = match &login {
         LoginPath::Found(path) => {
             let dirs = env::split_path_list(path, os);
@@ -311,8 +449,8 @@ async fn run(env: Env, locus: Option<WslTarget>, os: Os) -> Discovery {
                 .map(|d| (Source::LoginShellPath, Request::Dir(d.clone())))
                 .collect();
             let login_found: Vec<_> =
-                examine(&ctx, &host_env, &login_requests).await.into_iter().filter(outside).collect();
-            start_probes(&login_found, &mut probes);
+                work.alongside(examine(&ctx, &host_env, &login_requests)).await.into_iter().filter(outside).collect();
+            start_probes(&login_found, &mut work);
             found.extend(login_found);
             format!("{} directories on the login shell's PATH", dirs.len())
         }
@@ -329,6 +467,7 @@ async fn run(env: Env, locus: Option<WslTarget>, os: Os) -> Discovery {
     // Stable: within a source, the order found.
     found.sort_by_key(|(source, _)| *source);
 
+    let mut outcomes = work.finish().await;
     let mut candidates = Vec::new();
     if let Some((bin, reason)) = invalid_bin {
         candidates.push(CodexCandidate {
@@ -347,11 +486,8 @@ async fn run(env: Env, locus: Option<WslTarget>, os: Os) -> Discovery {
         if !seen.insert(key.clone()) {
             continue;
         }
-        let outcome = match probes.remove(&key) {
-            Some(task) => match task.await {
-                Ok(outcome) => outcome,
-                Err(e) => rejected(&info.path, format!("the probe failed: {e}")),
-            },
+        let outcome = match outcomes.remove(&key) {
+            Some(outcome) => outcome,
             None => rejected(&info.path, "the probe was not started".into()),
         };
         candidates.push(CodexCandidate {
@@ -387,6 +523,81 @@ async fn run(env: Env, locus: Option<WslTarget>, os: Os) -> Discovery {
         )),
     };
     Discovery::new(selected, candidates, reason)
+}
+
+type Boxed<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// What a discovery does at the same time: ask the login shell and probe candidates. All of it
+/// is driven by the run's own future, never by tasks of its own, so that a run that is dropped
+/// (nobody waits for it any more) drops every probe at once, and with them their children.
+struct Work {
+    /// The login shell's answer while it is awaited.
+    login: Option<Boxed<LoginPath>>,
+    login_path: Option<LoginPath>,
+    probes: FuturesUnordered<Boxed<(String, Outcome)>>,
+    started: HashSet<String>,
+    outcomes: HashMap<String, Outcome>,
+}
+
+impl Work {
+    fn new(login: Boxed<LoginPath>) -> Work {
+        Work {
+            login: Some(login),
+            login_path: None,
+            probes: FuturesUnordered::new(),
+            started: HashSet::new(),
+            outcomes: HashMap::new(),
+        }
+    }
+
+    /// Awaits `step` while the login shell and the probes go on.
+    async fn alongside<T>(&mut self, step: impl Future<Output = T>) -> T {
+        tokio::pin!(step);
+        loop {
+            tokio::select! {
+                biased;
+                value = &mut step => return value,
+                () = self.next(), if !self.idle() => {}
+            }
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.login.is_none() && self.probes.is_empty()
+    }
+
+    /// Makes progress on whatever finishes first.
+    async fn next(&mut self) {
+        let login = async {
+            match &mut self.login {
+                Some(login) => login.await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            path = login => {
+                self.login = None;
+                self.login_path = Some(path);
+            }
+            Some((key, outcome)) = self.probes.next(), if !self.probes.is_empty() => {
+                self.outcomes.insert(key, outcome);
+            }
+        }
+    }
+
+    async fn login(&mut self) -> LoginPath {
+        while self.login.is_some() {
+            self.next().await;
+        }
+        self.login_path.take().unwrap_or_else(|| LoginPath::Unavailable("the login shell was asked once".into()))
+    }
+
+    async fn finish(mut self) -> HashMap<String, Outcome> {
+        while !self.probes.is_empty() {
+            self.next().await;
+        }
+        self.outcomes
+    }
 }
 
 /// Examines the requests and pairs each file with its source; the directories matched by a

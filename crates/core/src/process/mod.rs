@@ -172,8 +172,29 @@ pub struct Child {
     ended: bool,
     // Dropped last: the guard forgets the child once it is gone.
     _ticket: guard::Ticket,
-    pub stdin: Option<ChildStdin>,
+    pub stdin: Option<Stdin>,
     pub stdout: Option<ChildStdout>,
+}
+
+/// A child's stdin. The host-death guard holds a copy of it (see [`guard`]) and lets it go
+/// when this is dropped, just before this one closes: the child sees end-of-file then.
+pub struct Stdin {
+    pipe: ChildStdin,
+    _release: Option<guard::StdinRelease>,
+}
+
+impl tokio::io::AsyncWrite for Stdin {
+    fn poll_write(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>, buf: &[u8]) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().pipe).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().pipe).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().pipe).poll_shutdown(cx)
+    }
 }
 
 /// Starts `spec`'s program with piped stdout and stderr; every stderr line goes to `on_stderr`
@@ -202,13 +223,15 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
     let mut inner = wrapped.spawn().map_err(|e| classify_spawn_error(&spec.program, e))?;
     let pid = inner.id().unwrap_or(0);
     let start = table::entry(pid as i32).map(|e| e.start);
-    ticket.register(pid, start, if spec.scope == Scope::Tree { guard::Kind::Tree } else { guard::Kind::Group });
+    let kind = if spec.scope == Scope::Tree { guard::Kind::Tree } else { guard::Kind::Group };
+    let pipe = inner.stdin().take();
+    let release = ticket.register(pid, start, kind, pipe.as_ref().and_then(platform::raw_fd));
     let mut tree = Tree::new(marker.map(|m| Marker::exact(TREE_MARKER_VAR, &m)));
     match spec.scope {
         Scope::Tree => tree.add_root(pid as i32, start),
         Scope::Session => tree.add_group(pid as i32),
     }
-    let stdin = inner.stdin().take();
+    let stdin = pipe.map(|pipe| Stdin { pipe, _release: release });
     let stdout = inner.stdout().take();
     let stderr = stderr::drain(inner.stderr().take().expect("stderr is piped"), &spec.secrets, on_stderr);
     Ok(Child {
@@ -364,7 +387,7 @@ impl ServerProcess for Child {
 #[cfg(unix)]
 mod platform {
     use super::{Scope, Tree, KILL_GRACE};
-    use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper, ProcessGroup, ProcessSession};
+    use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup, ProcessSession};
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
@@ -388,7 +411,7 @@ mod platform {
     struct Subreaper;
 
     #[cfg(target_os = "linux")]
-    impl CommandWrapper for Subreaper {
+    impl process_wrap::tokio::CommandWrapper for Subreaper {
         fn pre_spawn(&mut self, command: &mut tokio::process::Command, _core: &CommandWrap) -> std::io::Result<()> {
             // SAFETY: prctl is async-signal-safe and touches nothing of the parent's state.
             unsafe {
@@ -416,6 +439,10 @@ mod platform {
     pub fn terminate_now(_inner: &mut Box<dyn ChildWrapper>, tree: &Arc<Mutex<Tree>>) {
         tree.lock().unwrap_or_else(|e| e.into_inner()).terminate(KILL_GRACE);
     }
+
+    pub fn raw_fd(pipe: &tokio::process::ChildStdin) -> Option<i32> {
+        Some(std::os::fd::AsRawFd::as_raw_fd(pipe))
+    }
 }
 
 #[cfg(windows)]
@@ -441,5 +468,9 @@ mod platform {
 
     pub fn terminate_now(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>) {
         let _ = inner.start_kill();
+    }
+
+    pub fn raw_fd(_pipe: &tokio::process::ChildStdin) -> Option<i32> {
+        None
     }
 }

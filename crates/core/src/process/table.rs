@@ -41,6 +41,7 @@ pub fn environ_matches(pid: i32, matches: &dyn Fn(&[u8]) -> bool) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EnvironLayout {
     /// `NAME=value\0NAME=value\0…` (Linux's `/proc/<pid>/environ`).
+    #[cfg_attr(target_os = "macos", allow(dead_code))]
     Plain,
     /// macOS `KERN_PROCARGS2` (read on every platform by the tests): argc (a native-endian i32), the executable path, padding NULs,
     /// argc arguments, then the environment, each NUL-terminated, until an empty string.

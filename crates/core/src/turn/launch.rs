@@ -36,7 +36,17 @@ impl ChildLaunch {
     }
 }
 
-pub async fn resolve(options: &TurnOptions) -> Result<ChildLaunch, Failure> {
+/// The discovery a turn without `codexPath` waits for (see [`resolve`]).
+pub fn discovery_for(options: &TurnOptions) -> Option<discovery::Waiter> {
+    let locus = options.locus.as_ref().map(WslTarget::from);
+    options
+        .codex_path
+        .is_none()
+        .then(|| discovery::join(&DiscoverOptions { locus, env: options.env.clone(), refresh: false }))
+}
+
+/// `discovery` is [`discovery_for`]'s waiter when the options name no Codex.
+pub async fn resolve(options: &TurnOptions, discovery: Option<&discovery::Waiter>) -> Result<ChildLaunch, Failure> {
     let target = options.locus.as_ref().map(WslTarget::from);
     let (program, prefix_args, codex_path) = match (&options.codex_path, &target) {
         (Some(path), None) => (PathBuf::from(path), Vec::new(), path.clone()),
@@ -45,12 +55,10 @@ pub async fn resolve(options: &TurnOptions) -> Result<ChildLaunch, Failure> {
             (exe, wsl_prefix(&target.distro, path), path.clone())
         }
         (None, _) => {
-            // Its own task: a turn aborted meanwhile stops waiting, but discovery still
-            // finishes (within its timeouts) and fills the cache for the next turn.
-            let wanted = DiscoverOptions { locus: target.clone(), env: options.env.clone(), refresh: false };
-            let discovery = tokio::spawn(async move { discovery::discover(&wanted).await }).await.map_err(|e| {
-                Failure::new(FailureSource::Internal, "INTERNAL_ERROR", format!("Codex discovery failed: {e}"))
-            })?;
+            let discovery = match discovery {
+                Some(waiter) => waiter.result().await,
+                None => discovery::discover(&DiscoverOptions { locus: target.clone(), env: options.env.clone(), refresh: false }).await,
+            };
             match &discovery.selected {
                 Some(selected) => {
                     let launch = selected.launch();

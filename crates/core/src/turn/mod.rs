@@ -651,11 +651,20 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
         return Terminal::killed_before_start();
     }
     // Discovery and the MCP inventory run child processes of their own and can take seconds:
-    // an abort meanwhile ends the turn at once, before anything of the turn is spawned.
+    // an abort meanwhile ends the turn at once, before anything of the turn is spawned, and
+    // only after those processes are gone (a discovery that others still wait for goes on).
+    let discovery = launch::discovery_for(options);
     let prepared = tokio::select! {
-        prepared = prepare_launch(options) => prepared,
-        () = stream.aborted() => return Terminal::killed_before_start(),
+        prepared = prepare_launch(options, discovery.as_ref()) => Some(prepared),
+        () = stream.aborted() => None,
     };
+    let Some(prepared) = prepared else {
+        if let Some(discovery) = discovery {
+            discovery.leave().await;
+        }
+        return Terminal::killed_before_start();
+    };
+    drop(discovery);
     let (launch, spec) = match prepared {
         Ok(prepared) => prepared,
         Err(failure) => return Terminal::failed(failure),
@@ -695,8 +704,11 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
 }
 
 /// The child to start: its launch, and `app-server` with the arguments the options call for.
-async fn prepare_launch(options: &TurnOptions) -> Result<(launch::ChildLaunch, Spec), Failure> {
-    let mut launch = launch::resolve(options).await?;
+async fn prepare_launch(
+    options: &TurnOptions,
+    discovery: Option<&crate::discovery::Waiter>,
+) -> Result<(launch::ChildLaunch, Spec), Failure> {
+    let mut launch = launch::resolve(options, discovery).await?;
     let mut args = launch.prefix_args.clone();
     args.push("app-server".into());
     if let Some(policy) = &options.mcp {

@@ -1,0 +1,96 @@
+// Nothing outlives a turn when its host dies mid-turn (Linux): the host process that called
+// runTurn is killed, terminated, interrupted, exits from a signal handler, throws, or tears its
+// worker down while the fake app-server runs a turn whose grandchildren left its process group
+// and session, or were orphaned at once. The host-death guard must end all of them, and then
+// leave itself. Timing is the bench's business (`pnpm bench --only hostDeath`); here the guard's
+// own exit tells when it finished.
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { FAKE, FakeLog, cleanupFakes, tempDir } from '../support/fake.js'
+import { eventually, isAlive, liveInGroup, liveWithMarker } from '../support/procs.js'
+import { DEATHS, Host, running, type Death } from './host.js'
+
+const GRANDCHILDREN = ['ignore', 'pgroup', 'session', 'daemon', 'daemon-noenv']
+/** Generous bounds for a loaded machine: they only stop a broken test from hanging. */
+const SETTLE_MS = 15_000
+
+const hosts: Host[] = []
+afterEach(async () => {
+  for (const host of hosts.splice(0)) await host.dispose()
+  await cleanupFakes()
+})
+
+async function hostWithTurn(death: Death, fake: Record<string, string> = {}, env: Record<string, string> = {}) {
+  const dir = tempDir()
+  const log = new FakeLog(join(dir, 'fake.log'))
+  const host = new Host(
+    death,
+    {
+      prompt: 'Say hello.',
+      cwd: dir,
+      codexPath: FAKE,
+      env: { FAKE_SCENARIO: 'hang', FAKE_LOG: log.path, FAKE_GRANDCHILD: GRANDCHILDREN.join(','), ...fake },
+    },
+    env,
+  )
+  hosts.push(host)
+  await host.until((e) => e.type === 'turnStarted')
+  expect(await eventually(() => log.events('grandchild').length === GRANDCHILDREN.length, SETTLE_MS)).toBe(true)
+  const child = log.start()
+  const victims = [child.pid, ...log.events('grandchild').map((g) => g.pid as number)]
+  expect(running(victims), 'the turn and its grandchildren run').toEqual(victims)
+  return { host, log, child, victims }
+}
+
+describe.skipIf(process.platform !== 'linux')('the host dies mid-turn (Linux, fake app-server)', () => {
+  for (const death of DEATHS) {
+    it(`${death}: the guard ends the child and every grandchild, then leaves`, async () => {
+      const { host, child, victims, log } = await hostWithTurn(death)
+      expect(await eventually(() => host.guard() !== null, SETTLE_MS), 'a guard runs beside the turn').toBe(true)
+      const guard = host.guard()!
+      const ended = Date.now()
+      await host.end()
+      expect(await eventually(() => !isAlive(guard), SETTLE_MS), 'the guard left').toBe(true)
+      const took = Date.now() - ended
+      const modes = (pids: number[]) => pids.map((pid) => log.events('grandchild').find((g) => g.pid === pid)?.mode ?? `child ${pid}`)
+      expect(modes(running(victims)), 'processes of the turn after the guard left').toEqual([])
+      expect(liveInGroup(child.pid)).toEqual([])
+      expect(liveWithMarker(child.marker!)).toEqual([])
+      console.log(`host death by ${death}: the guard was done ${took} ms after the host ended`)
+    })
+  }
+
+  it('a child that ignores stdin EOF and SIGTERM is killed too', async () => {
+    const { host, child, victims } = await hostWithTurn('SIGKILL', { FAKE_LINGER: '1', FAKE_IGNORE_SIGTERM: '1' })
+    expect(await eventually(() => host.guard() !== null, SETTLE_MS)).toBe(true)
+    const guard = host.guard()!
+    await host.end()
+    expect(await eventually(() => !isAlive(guard), SETTLE_MS)).toBe(true)
+    expect(running(victims)).toEqual([])
+    expect(liveWithMarker(child.marker!)).toEqual([])
+  })
+
+  it('without the guard (RENNET_HOST_GUARD=off) the same death leaves grandchildren running', async () => {
+    // The control: it shows the other tests could fail.
+    const { host, child, log } = await hostWithTurn('SIGKILL', {}, { RENNET_HOST_GUARD: 'off' })
+    expect(host.guard()).toBeNull()
+    await host.end()
+    // The child itself leaves on stdin EOF; what left its session stays.
+    expect(await eventually(() => !isAlive(child.pid), SETTLE_MS)).toBe(true)
+    const survivors = log.events('grandchild').filter((g) => isAlive(g.pid))
+    expect(survivors.map((g) => g.mode).sort()).toEqual(expect.arrayContaining(['daemon', 'session']))
+    for (const g of survivors) process.kill(g.pid, 'SIGKILL')
+    for (const pid of liveWithMarker(child.marker!)) process.kill(pid, 'SIGKILL')
+    expect(await eventually(() => running(survivors.map((g) => g.pid)).length === 0, SETTLE_MS)).toBe(true)
+  })
+
+  it('with no turn running, no guard runs', async () => {
+    const { host } = await hostWithTurn('worker')
+    expect(await eventually(() => host.guard() !== null, SETTLE_MS)).toBe(true)
+    const guard = host.guard()!
+    await host.end()
+    // The host lives on without children of the package: its guard was told to go.
+    expect(await eventually(() => !isAlive(guard), SETTLE_MS)).toBe(true)
+    expect(host.guard()).toBeNull()
+  })
+})

@@ -1,0 +1,106 @@
+// Drives __test__/fixtures/host.mjs: a Node process that runs one turn through the addon and
+// then ends as told, so that a suite can check what outlives it.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { HarnessEvent, RunTurnOptions } from '../../index.js'
+import { allProcesses, eventually, isAlive } from '../support/procs.js'
+
+const HOST = resolve(__dirname, '../fixtures/host.mjs')
+
+/** How the host ends: signals with Node's default handling, or what the fixture does itself. */
+export type Death = 'SIGKILL' | 'SIGTERM' | 'SIGINT' | 'exit-in-handler' | 'uncaught' | 'worker'
+
+export const DEATHS: Death[] = ['SIGKILL', 'SIGTERM', 'SIGINT', 'exit-in-handler', 'uncaught', 'worker']
+
+export class Host {
+  readonly events: HarnessEvent[] = []
+  readonly notes: { host: string }[] = []
+  readonly exited: Promise<number | string | null>
+  private readonly proc: ChildProcess
+
+  constructor(
+    readonly death: Death,
+    turn: RunTurnOptions,
+    env: Record<string, string> = {},
+  ) {
+    this.proc = spawn(process.execPath, [HOST], {
+      env: { ...process.env, ...env, HOST_TURN: JSON.stringify(turn), HOST_DEATH: death },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    })
+    let buffered = ''
+    this.proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk
+      let nl
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = JSON.parse(buffered.slice(0, nl))
+        buffered = buffered.slice(nl + 1)
+        if ('host' in line) this.notes.push(line)
+        else this.events.push(line)
+      }
+    })
+    this.exited = new Promise((done) => this.proc.once('exit', (code, signal) => done(signal ?? code)))
+  }
+
+  get pid(): number {
+    return this.proc.pid!
+  }
+
+  /** Waits (bounded, generously) until an event satisfies `test`. */
+  async until(test: (e: HarnessEvent) => boolean, ms = 20_000): Promise<void> {
+    if (!(await eventually(() => this.events.some(test), ms))) {
+      throw new Error(`the host's turn never got there; events: ${JSON.stringify(this.events.map((e) => e.type))}`)
+    }
+  }
+
+  /** The host-death guard this host started, while it runs. */
+  guard(): number | null {
+    const guard = allProcesses().find((p) => p.ppid === this.pid && commandOf(p.pid).endsWith('rennet-codex-guard'))
+    return guard?.pid ?? null
+  }
+
+  /** Ends the host as its `death` says; resolves when it is gone (or, for `worker`, its worker). */
+  async end(): Promise<void> {
+    switch (this.death) {
+      case 'SIGKILL':
+      case 'SIGTERM':
+      case 'SIGINT':
+        this.proc.kill(this.death)
+        break
+      case 'exit-in-handler':
+        this.proc.kill('SIGTERM')
+        break
+      case 'uncaught':
+      case 'worker':
+        this.proc.stdin!.write('now\n')
+        break
+    }
+    if (this.death === 'worker') {
+      if (!(await eventually(() => this.notes.some((n) => n.host === 'worker-terminated'), 20_000))) {
+        throw new Error('the host did not terminate its worker')
+      }
+    } else {
+      await this.exited
+    }
+  }
+
+  /** Removes the host if it is still there. */
+  async dispose(): Promise<void> {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      this.proc.kill('SIGKILL')
+      await this.exited
+    }
+  }
+}
+
+/** argv[0] of a process ('' once it is gone). */
+export function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]
+  } catch {
+    return ''
+  }
+}
+
+/** Which of `pids` still run. */
+export const running = (pids: number[]) => pids.filter(isAlive)
