@@ -2,7 +2,8 @@
 // into from the npm registry (never as devDependencies of the repository).
 //
 // Cache: RENNET_CODEX_CACHE, else $XDG_CACHE_HOME/rennet-codex, else ~/.cache/rennet-codex.
-// Each version lives in `<cache>/codex-cli/<version>/` as a plain npm install of
+// The pinned version is the devDependency's binary and is not installed again. Each other
+// version lives in `<cache>/codex-cli/<version>/` as a plain npm install of
 // `@openai/codex@<version>` (the launcher and this platform's binary package). An install goes
 // to a scratch directory beside it and is renamed into place only after its binary answered
 // `--version` with the right version, so a present directory is a complete install and is
@@ -44,13 +45,16 @@ export function cachedCodex(version, env = process.env) {
 }
 
 /**
- * The native binary of `version`: from the cache, installed there first when missing.
- * `log` hears what is being done (an install takes a while: each version is ~300 MB).
- * @returns {{ version: string, path: string, installed: boolean }}
+ * The native binary of `version`: the pinned devDependency's for its version, else from the
+ * cache, installed there first when missing. `log` hears what is being done (an install takes
+ * a while: each version is ~300 MB).
+ * @returns {{ version: string, path: string, source: 'devDependency' | 'cache' | 'installed' }}
  */
 export function ensureCodex(version, { env = process.env, log = () => {} } = {}) {
+  checkVersion(version)
+  if (version === PINNED_CODEX_VERSION) return { version, path: codexBinaryPath(), source: 'devDependency' }
   const present = cachedCodex(version, env)
-  if (present) return { version, path: present, installed: false }
+  if (present) return { version, path: present, source: 'cache' }
   const parent = join(cacheDir(env), 'codex-cli')
   mkdirSync(parent, { recursive: true })
   const scratch = mkdtempSync(join(parent, `.install-${version}-`))
@@ -73,7 +77,7 @@ export function ensureCodex(version, { env = process.env, log = () => {} } = {})
   } finally {
     rmSync(scratch, { recursive: true, force: true })
   }
-  return { version, path: cachedCodex(version, env), installed: true }
+  return { version, path: cachedCodex(version, env), source: 'installed' }
 }
 
 /**
