@@ -124,6 +124,9 @@ function describeProcs(pids: number[]): string {
 /** The mock, Codex home and cwd of a run, and how to remove them. */
 async function environment(options: RealTurnOptions) {
   if (options.within) {
+    if (options.codexConfig !== undefined || options.projectConfig !== undefined) {
+      throw new TypeError('runRealTurn: a run within an earlier one keeps its configuration (no codexConfig or projectConfig)')
+    }
     const { mock, home, cwd } = options.within
     mock.push(...options.scenario)
     return { mock, home, cwd, dispose: async () => {} }
