@@ -21,6 +21,9 @@
 //             with `limit` 10 and 1, to see the cursors).
 //   ambient   plugins on, only `user_tools` disabled through the thread's config: what enabled,
 //             failed and plugin servers report once their startup settled.
+// and two with plugins on and every configured server disabled, which try to switch the
+// plugin's server off through the thread's config: by its server name, and by the plugin
+// (`plugins."<plugin>@<marketplace>".enabled = false`).
 // Prints a summary per version; --json writes every answer.
 
 import { execFileSync } from 'node:child_process'
@@ -231,7 +234,21 @@ async function collect(version, codexPath, features) {
       settle: ['user_http', 'project_tools', 'plugin_tools'],
     })
     ambient.startedServers = [...new Set(fx.starts())]
-    return { version, codexPath, disabledFeatures: features, pluginInstall: fx.pluginInstall, readOnly, ambient }
+    // Can the thread's config switch a plugin's server off, by server name or by plugin?
+    const allOff = Object.fromEntries(names.map((n) => [n, { enabled: false }]))
+    const pluginByName = await probe({
+      codexPath,
+      fx,
+      args: ['-c', 'features.plugins=true'],
+      threadConfig: { mcp_servers: { ...allOff, plugin_tools: { enabled: false } } },
+    })
+    const pluginOff = await probe({
+      codexPath,
+      fx,
+      args: ['-c', 'features.plugins=true'],
+      threadConfig: { mcp_servers: allOff, plugins: { [`${PLUGIN}@${MARKETPLACE}`]: { enabled: false } } },
+    })
+    return { version, codexPath, disabledFeatures: features, pluginInstall: fx.pluginInstall, readOnly, ambient, pluginByName, pluginOff }
   } finally {
     fx.cleanup()
   }
@@ -260,6 +277,12 @@ function summary(r) {
     lines.push(`    mcpServerStatus/list: ${s.error ? `ERROR ${JSON.stringify(s.error)}` : `${s.entries.length} entries, pages ${JSON.stringify(s.pages.map((x) => [x.count, x.nextCursor]))}; limit 1 → ${s.limit1.pages} pages, cursors ${JSON.stringify(s.limit1.cursors)}`}`)
     for (const e of s.entries ?? []) lines.push(`      ${e.name}: runtimeStatus ${JSON.stringify(e.runtimeStatus)} pluginId ${JSON.stringify(e.pluginId)} tools [${e.tools.join(',')}]`)
     lines.push(`    startup notifications: ${p.startups.join(' ') || 'none'}; servers started: ${p.startedServers.join(' ') || 'none'}`)
+  }
+  for (const [label, p] of [['plugin server off by name', r.pluginByName], ['plugin off in the thread config', r.pluginOff]]) {
+    const outcome = p.error
+      ? `ERROR ${p.error}`
+      : (p.servers.entries ?? []).map((e) => `${e.name}=${JSON.stringify(e.runtimeStatus)}${e.pluginId ? `(${e.pluginId})` : ''}`).join(' ')
+    lines.push(`  ${label}: ${outcome}`)
   }
   return lines.join('\n')
 }
