@@ -6,17 +6,12 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { codexBinaryPath } from '../__test__/support/codex-home.mjs'
+import { codexBinaryPath, codexVersion } from '../__test__/support/codex-home.mjs'
+
+export { codexVersion }
 
 export function codexCli() {
   return process.env.RENNET_CODEX_BIN || codexBinaryPath()
-}
-
-export function codexVersion(bin) {
-  const out = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
-  const match = /(\d+\.\d+\.\d+\S*)/.exec(out)
-  if (!match) throw new Error(`${bin} --version printed no version: ${out}`)
-  return match[1]
 }
 
 /**

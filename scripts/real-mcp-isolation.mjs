@@ -36,6 +36,7 @@ import { fileURLToPath } from 'node:url'
 import { listMcpStatus, startAppServer } from '../__test__/fixtures/mcp/app-server.mjs'
 import { FIXTURE_SERVERS, createMcpFixture } from '../__test__/fixtures/mcp/fixture-home.mjs'
 import { startHttpMcpServer } from '../__test__/fixtures/mcp/mcp-servers.mjs'
+import { codexBinaryPath } from '../__test__/support/codex-home.mjs'
 
 const require = createRequire(import.meta.url)
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -45,25 +46,10 @@ export const PROOF_SERVER = 'rennet.mcp-proof'
 const PROOF_TOOL = 'echo'
 const STARTUP_TIMEOUT_MS = 20_000
 
-const PLATFORM_PACKAGES = {
-  'linux-x64': ['@openai/codex-linux-x64', 'x86_64-unknown-linux-musl'],
-  'linux-arm64': ['@openai/codex-linux-arm64', 'aarch64-unknown-linux-musl'],
-  'darwin-x64': ['@openai/codex-darwin-x64', 'x86_64-apple-darwin'],
-  'darwin-arm64': ['@openai/codex-darwin-arm64', 'aarch64-apple-darwin'],
-  'win32-x64': ['@openai/codex-win32-x64', 'x86_64-pc-windows-msvc'],
-}
-
 /** RENNET_CODEX_BIN, else the pinned devDependency's native binary. */
 export function resolveCodexBinary(env = process.env) {
   if (env.RENNET_CODEX_BIN) return { path: env.RENNET_CODEX_BIN, source: 'RENNET_CODEX_BIN' }
-  const target = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`]
-  if (!target) throw new Error(`no pinned Codex binary for ${process.platform}-${process.arch}; set RENNET_CODEX_BIN`)
-  const [pkg, triple] = target
-  const launcherDir = dirname(realpathSync(require.resolve('@openai/codex/package.json')))
-  const platformDir = dirname(realpathSync(require.resolve(`${pkg}/package.json`, { paths: [launcherDir] })))
-  const path = join(platformDir, 'vendor', triple, 'bin', process.platform === 'win32' ? 'codex.exe' : 'codex')
-  if (!existsSync(path)) throw new Error(`pinned Codex binary missing at ${path}`)
-  return { path, source: '@openai/codex devDependency' }
+  return { path: codexBinaryPath(), source: '@openai/codex devDependency' }
 }
 
 function parseArgs(argv) {

@@ -1,12 +1,14 @@
 // `pnpm schema:check`: does the resolved Codex still speak what this package speaks?
 //
 // Generates the JSON schema with `codex app-server generate-json-schema` (RENNET_CODEX_BIN, else
-// the pinned devDependency) and checks every method, notification and field listed in
-// scripts/protocol-surface.json against it: that each method exists, that each field we send is
-// accepted with the type and values we send, that the schema requires nothing we do not send,
-// and that each field we read exists, is present whenever we rely on it, and carries only types
-// we handle. It also checks that the list names every method the Rust source uses, so the list
-// cannot fall behind the code. Prints a report; exits 1 on drift.
+// the pinned devDependency; or each codex-cli version named on the command line, `--matrix`
+// for the whole compatibility matrix, `--ci` for its oldest and newest) and checks every
+// method, notification and field listed in scripts/protocol-surface.json against it: that
+// each method exists, that each field we send is accepted with the type and values we send,
+// that the schema requires nothing we do not send, and that each field we read exists, is
+// present whenever we rely on it, and carries only types we handle. It also checks that the
+// list names every method the Rust source uses, so the list cannot fall behind the code.
+// Prints a report; exits 1 on drift.
 
 import { readFileSync, readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -356,29 +358,56 @@ export function check(bundle, surface, sourceMethods) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// main
+// one binary, and the command line
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const surface = JSON.parse(readFileSync(SURFACE_FILE, 'utf8'))
-  const bin = codexCli()
+/** Checks one Codex binary's schema against the surface list and the source. */
+export function checkBinary(bin, { surface = JSON.parse(readFileSync(SURFACE_FILE, 'utf8')), sourceMethods = methodsInSource() } = {}) {
   const version = codexVersion(bin)
   const bundle = withGenerated(bin, 'generate-json-schema', (dir) => JSON.parse(readFileSync(join(dir, BUNDLE), 'utf8')))
-  const { report, drift, unlisted } = check(bundle, surface, methodsInSource())
+  return { bin, version, ...check(bundle, surface, sourceMethods) }
+}
 
-  console.log(`schema:check against codex-cli ${version} (${bin})`)
+/** The report of one binary as text lines; `full` lists the methods without drift too. */
+export function reportLines({ bin, version, report, drift, unlisted }, { full = true } = {}) {
+  const lines = [`schema:check against codex-cli ${version} (${bin})`]
   for (const { kind, method, fields, problems } of report) {
-    const mark = problems.length ? 'DRIFT' : 'ok   '
-    console.log(`  ${mark} ${kind.padEnd(19)} ${method} (${fields} fields)`)
-    for (const p of problems) console.log(`          - ${p}`)
+    if (!full && !problems.length) continue
+    lines.push(`  ${problems.length ? 'DRIFT' : 'ok   '} ${kind.padEnd(19)} ${method} (${fields} fields)`)
+    for (const p of problems) lines.push(`          - ${p}`)
   }
-  for (const [method, file] of unlisted) {
-    console.log(`  LIST  ${method}: used in ${file} but missing from scripts/protocol-surface.json`)
-  }
+  for (const [method, file] of unlisted) lines.push(`  LIST  ${method}: used in ${file} but missing from scripts/protocol-surface.json`)
   const methods = report.length
   const fields = report.reduce((n, r) => n + r.fields, 0)
-  if (drift || unlisted.length) {
-    console.log(`\n${drift} drift finding(s), ${unlisted.length} unlisted method(s) in ${methods} methods / ${fields} fields`)
-    process.exit(1)
+  lines.push(
+    drift || unlisted.length
+      ? `${drift} drift finding(s), ${unlisted.length} unlisted method(s) in ${methods} methods / ${fields} fields`
+      : `no drift: ${methods} methods, ${fields} fields`,
+  )
+  return lines
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // No arguments: the resolved Codex (RENNET_CODEX_BIN, else the pinned devDependency).
+  // Versions (`--matrix`, `--ci`, `--versions a,b` or bare versions): each of them, installed
+  // into the version cache when missing (scripts/codex-versions.mjs), then a summary.
+  const argv = process.argv.slice(2)
+  let results
+  if (argv.length === 0) {
+    results = [checkBinary(codexCli())]
+    console.log(reportLines(results[0]).join('\n'))
+  } else {
+    const { ensureCodex, versionsFromArgs } = await import('./codex-versions.mjs')
+    const { versions, rest } = versionsFromArgs(argv.filter((a) => a !== '--matrix'))
+    if (rest.length) throw new Error(`unknown argument(s): ${rest.join(' ')} (want --matrix, --ci, --versions a,b or versions)`)
+    const log = (line) => console.error(line)
+    results = versions.map((v) => checkBinary(ensureCodex(v, { log }).path))
+    for (const result of results) console.log(reportLines(result, { full: false }).join('\n') + '\n')
+    console.log('codex-cli  schema')
+    for (const r of results) {
+      const findings = r.drift + r.unlisted.length
+      const where = r.report.filter((x) => x.problems.length).map((x) => x.method)
+      console.log(`${r.version.padEnd(9)}  ${findings ? `${findings} drift finding(s): ${where.join(', ')}` : 'no drift'}`)
+    }
   }
-  console.log(`\nno drift: ${methods} methods, ${fields} fields`)
+  if (results.some((r) => r.drift || r.unlisted.length)) process.exit(1)
 }

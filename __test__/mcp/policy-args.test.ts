@@ -15,7 +15,14 @@ import type { McpFixture } from '../fixtures/mcp/fixture-home.mjs'
 import { startHttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
 import type { HttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
 import { codexBinaryPath } from '../support/codex-home.mjs'
-import { functionCallOutputs, messageResponse, response, start as startMock } from '../support/mock-responses.mjs'
+import {
+  functionCallOutputs,
+  mcpToolCallItem,
+  messageResponse,
+  offeredTools,
+  response,
+  start as startMock,
+} from '../support/mock-responses.mjs'
 import type { MockServer } from '../support/mock-responses.mjs'
 
 const codexPath = codexBinaryPath()
@@ -62,33 +69,10 @@ function policyJson(fx: McpFixture, env: Record<string, string>, servers: Record
   return JSON.stringify({ cwd, codexPath, env, mcp: { servers } })
 }
 
-/** A Responses `function_call` item for an MCP tool: namespaced, as Codex expects. */
-function mcpCall(callId: string, namespace: string, name: string, args: unknown) {
-  const id = `fc_${callId}`
-  const argumentsText = JSON.stringify(args)
-  return [
-    {
-      type: 'response.output_item.added',
-      output_index: 0,
-      item: { type: 'function_call', id, call_id: callId, name, namespace, arguments: '' },
-    },
-    {
-      type: 'response.output_item.done',
-      output_index: 0,
-      item: { type: 'function_call', id, call_id: callId, name, namespace, arguments: argumentsText, status: 'completed' },
-    },
-  ]
-}
-
-function toolNamespaces(body: any): string[] {
-  const tools: any[] = Array.isArray(body?.tools) ? body.tools : []
-  return tools.filter((t) => t?.type === 'namespace' || typeof t?.name === 'string').map((t) => String(t.name))
-}
-
 describe('mcpPolicyArgs against the real codex app-server', () => {
   it('loopback policy: the model calls the requested server tool and its result reaches the second request', async () => {
     const model = await mock([
-      response({ id: 'resp_call', items: [mcpCall('call_1', `mcp__${SERVER}`, 'echo', { text: 'hello from the mock' })] }),
+      response({ id: 'resp_call', items: [mcpToolCallItem({ callId: 'call_1', namespace: `mcp__${SERVER}`, name: 'echo', args: { text: 'hello from the mock' } })] }),
       messageResponse('The tool answered.', { id: 'resp_msg' }),
     ])
     const fx = fixture(model.url)
@@ -135,7 +119,7 @@ describe('mcpPolicyArgs against the real codex app-server', () => {
     expect(outputs[0].call_id).toBe('call_1')
     expect(JSON.stringify(outputs[0].output)).toContain(`${SERVER} echo: hello from the mock`)
     // Only the requested server's tools were offered; no configured server ran.
-    const offered = toolNamespaces(model.requests[0].body).filter((n) => n.startsWith('mcp__'))
+    const offered = offeredTools(model.requests[0].body).filter((n) => n.startsWith('mcp__'))
     expect(offered).toEqual([`mcp__${SERVER}`])
     const mcpItem = server.notifications.find((n) => n.method === 'item/completed' && n.params?.item?.type === 'mcpToolCall')
     expect(mcpItem?.params.item).toMatchObject({ server: SERVER, tool: 'echo', status: 'completed' })
@@ -161,9 +145,9 @@ describe('mcpPolicyArgs against the real codex app-server', () => {
     const completed = await server.waitFor((n) => n.method === 'turn/completed' && n.params?.threadId === threadId, 30_000, 'turn/completed')
     expect(completed.params.turn.status).toBe('completed')
     expect(model.requests).toHaveLength(1)
-    expect(toolNamespaces(model.requests[0].body).filter((n) => n.startsWith('mcp__'))).toEqual([])
+    expect(offeredTools(model.requests[0].body).filter((n) => n.startsWith('mcp__'))).toEqual([])
     // Native tools stay (the empty policy removes MCP servers, not repository or shell capability).
-    expect(toolNamespaces(model.requests[0].body)).toContain('exec_command')
+    expect(offeredTools(model.requests[0].body)).toContain('exec_command')
     expect(server.notifications.filter((n) => n.method === 'mcpServer/startupStatus/updated')).toEqual([])
     await server.close()
     expect(fx.starts()).toEqual([])

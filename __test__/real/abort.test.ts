@@ -3,18 +3,13 @@
 // well within the grace); before the turn id is known the child is killed (cancelled/killed).
 import { describe, expect, it } from 'vitest'
 
-import { created, hang, messageItem } from '../support/mock-responses.mjs'
+import { hangingMessage } from '../support/mock-responses.mjs'
 import { eventually } from '../support/procs.js'
 import { runRealTurn } from './harness.js'
 
 const GRACE_MS = 5000
 /** Well inside the grace: an interrupt honoured by Codex, not a kill after the grace expired. */
 const HONOURED_WITHIN_MS = 1500
-
-function hangingMessage() {
-  // The model starts a message, streams one delta, then the stream stays open.
-  return hang([created('resp_hang'), ...messageItem({ id: 'msg_hang', deltas: ['thinking about it'] }).slice(0, 2)])
-}
 
 describe('real codex app-server: abort', () => {
   it('abort() while the model stream hangs → turn/interrupt honoured, cancelled/interrupted', async () => {

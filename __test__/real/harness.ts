@@ -2,18 +2,20 @@
 // talking to the loopback mock Responses API, with the invariants every scenario must keep
 // checked after the terminal event:
 //   - exactly one terminal, last, equal to `outcome`;
-//   - the `started` event (pid = process group id, codexVersion 0.171.0, the pinned path);
+//   - the `started` event (pid = process group id, the version and path of the binary under
+//     test: the pinned one, or RENNET_TEST_CODEX_BIN's);
 //   - no live process left in the child's process group, nor anywhere else carrying this
 //     run's environment marker (commands Codex runs get their own sessions);
 //   - config.toml byte-identical (no trust entry written for the git cwd);
 //   - every model request carried `originator: rennet`.
 import { randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { expect } from 'vitest'
 
 import { runTurn } from '../../index.js'
 import type { HarnessEvent, RunTurnOptions, TerminalEvent, Turn } from '../../index.js'
-import { createCodexHome, createGitCwd, PINNED_CODEX_VERSION } from '../support/codex-home.mjs'
+import { codexUnderTest, createCodexHome, createGitCwd } from '../support/codex-home.mjs'
 import type { CodexHome, GitCwd } from '../support/codex-home.mjs'
 import { start } from '../support/mock-responses.mjs'
 import type { MockServer, ScriptedResponse } from '../support/mock-responses.mjs'
@@ -53,6 +55,20 @@ export interface RealTurnOptions {
   inspect?: (result: RealTurnResult) => void | Promise<void>
   /** Ceiling for the whole turn before the harness aborts it (the test then fails). */
   watchdogMs?: number
+  /** More of the user's config.toml (e.g. MCP servers the user has configured). */
+  codexConfig?: string
+  /**
+   * A project layer: written to `<cwd>/.codex/config.toml`, and the cwd is trusted in the
+   * user's config.toml (Codex ignores the layers of untrusted projects).
+   */
+  projectConfig?: string
+  /** Keep the mock, the Codex home and the cwd after the turn; the result's dispose() removes them. */
+  keep?: boolean
+  /**
+   * Run in the mock, Codex home and cwd of an earlier kept result (e.g. to resume its thread);
+   * `scenario` is appended to that mock's script. The earlier result's dispose() still owns them.
+   */
+  within?: RealTurnResult
 }
 
 export interface RealTurnResult {
@@ -68,6 +84,8 @@ export interface RealTurnResult {
   abortedAt: number | null
   terminalAt: number
   of<T extends HarnessEvent['type']>(type: T): EventOf<T>[]
+  /** Removes the mock, the Codex home and the cwd of a kept run (a no-op otherwise). */
+  dispose(): Promise<void>
 }
 
 const MARK_VAR = 'RENNET_REAL_RUN'
@@ -103,10 +121,39 @@ function describeProcs(pids: number[]): string {
     .join('\n')
 }
 
-export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnResult> {
+/** The mock, Codex home and cwd of a run, and how to remove them. */
+async function environment(options: RealTurnOptions) {
+  if (options.within) {
+    if (options.codexConfig !== undefined || options.projectConfig !== undefined) {
+      throw new TypeError('runRealTurn: a run within an earlier one keeps its configuration (no codexConfig or projectConfig)')
+    }
+    const { mock, home, cwd } = options.within
+    mock.push(...options.scenario)
+    return { mock, home, cwd, dispose: async () => {} }
+  }
   const mock = await start(options.scenario)
-  const home = createCodexHome({ baseUrl: mock.url })
   const cwd = createGitCwd()
+  let extraConfig = options.codexConfig ?? ''
+  if (options.projectConfig !== undefined) {
+    mkdirSync(join(cwd.path, '.codex'))
+    writeFileSync(join(cwd.path, '.codex', 'config.toml'), options.projectConfig)
+    extraConfig += `\n[projects.${JSON.stringify(cwd.path)}]\ntrust_level = "trusted"\n`
+  }
+  const home = createCodexHome({ baseUrl: mock.url, extraConfig })
+  let disposed = false
+  const dispose = async () => {
+    if (disposed) return
+    disposed = true
+    await mock.close()
+    home.cleanup()
+    cwd.cleanup()
+  }
+  return { mock, home, cwd, dispose }
+}
+
+export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnResult> {
+  const { mock, home, cwd, dispose } = await environment(options)
+  let keep = false
   const mark = randomUUID()
   const events: HarnessEvent[] = []
   let abortedAt: number | null = null
@@ -178,9 +225,10 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
     // The started event.
     if (started) {
       expect(started.pid).toBeGreaterThan(0)
-      expect(started.codexVersion).toBe(PINNED_CODEX_VERSION)
+      const { version } = codexUnderTest()
+      expect(started.codexVersion).toBe(version)
       expect(started.codexPath).toBe(home.codexPath)
-      expect(started.userAgent.startsWith(`rennet/${PINNED_CODEX_VERSION} `), started.userAgent).toBe(true)
+      expect(started.userAgent.startsWith(`rennet/${version} `), started.userAgent).toBe(true)
       if (startedPgrp !== null) expect(startedPgrp, 'started.pid leads its own process group').toBe(started.pid)
       const threadIdx = events.findIndex((e) => e.type === 'threadStarted')
       if (threadIdx >= 0) expect(events.indexOf(started)).toBeLessThan(threadIdx)
@@ -209,13 +257,13 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
       abortedAt,
       terminalAt,
       of: <T extends HarnessEvent['type']>(type: T) => events.filter((e): e is EventOf<T> => e.type === type),
+      dispose,
     }
     await options.inspect?.(result)
+    keep = options.keep === true
     return result
   } finally {
-    await mock.close()
-    home.cleanup()
-    cwd.cleanup()
+    if (!keep) await dispose()
   }
 }
 

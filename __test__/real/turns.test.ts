@@ -12,7 +12,7 @@ import {
   messageResponse,
   usage,
 } from '../support/mock-responses.mjs'
-import { codexBinaryPath } from '../support/codex-home.mjs'
+import { codexUnderTest } from '../support/codex-home.mjs'
 import { eventually, isAlive } from '../support/procs.js'
 import { runRealTurn, usageOf } from './harness.js'
 import type { NativeItem } from '../../index.js'
@@ -72,11 +72,11 @@ describe('real codex app-server: successful turns', () => {
   })
 
   it('without codexPath, runs the Codex that discovery finds on PATH', async () => {
-    const codex = codexBinaryPath()
+    const codex = codexUnderTest().path
     const r = await runRealTurn({
       scenario: [messageResponse(['Found ', 'you'], { id: 'resp_1', itemId: 'msg_1' })],
       extra: { codexPath: undefined },
-      // No login shell, no explicit binary: the pinned CLI is found on the process PATH.
+      // No login shell, no explicit binary: the CLI under test is found on the process PATH.
       env: { PATH: `${dirname(codex)}:/usr/bin:/bin`, SHELL: '', RENNET_CODEX_BIN: '' },
     })
     expect(r.terminal).toMatchObject({ status: 'completed', finalMessage: 'Found you' })

@@ -2,8 +2,17 @@
 
 export const PINNED_CODEX_VERSION: string
 
-/** Absolute path of the pinned native `codex` binary from `@openai/codex`'s platform package. */
-export function codexBinaryPath(): string
+/**
+ * Absolute path of the native `codex` binary of the `@openai/codex` resolved from `from`
+ * (default: the pinned devDependency), through its platform package.
+ */
+export function codexBinaryPath(options?: { from?: string }): string
+
+/** The version `codex --version` prints. */
+export function codexVersion(bin: string): string
+
+/** The Codex the real-binary suites run: RENNET_TEST_CODEX_BIN, else the pinned binary. */
+export function codexUnderTest(): { path: string; version: string }
 
 export function renderConfigToml(options: { baseUrl: string; model?: string; extra?: string }): string
 
@@ -18,7 +27,7 @@ export interface CodexHome {
   configText: string
   /** Pass to runTurn's `env` (merged over the inherited environment). */
   env: Record<string, string>
-  /** The pinned native binary. */
+  /** The native binary under test (codexUnderTest()). */
   codexPath: string
   initialHash: string | null
   configHash(): string | null

@@ -1,7 +1,8 @@
 // Per-test Codex environment for real-binary runs: a fresh temporary HOME and CODEX_HOME whose
-// config.toml selects the loopback mock provider, the env to hand to runTurn, the pinned native
-// binary, a git-initialised temporary cwd, and a config.toml fingerprint to prove a turn did
-// not write to the user's configuration (no `[projects."<cwd>"] trust_level` entry).
+// config.toml selects the loopback mock provider, the env to hand to runTurn, the native binary
+// under test (the pinned one unless RENNET_TEST_CODEX_BIN names another), a git-initialised
+// temporary cwd, and a config.toml fingerprint to prove a turn did not write to the user's
+// configuration (no `[projects."<cwd>"] trust_level` entry).
 //
 // Plain ESM JavaScript so that scripts/demo.mjs (plain node) and the vitest suites share one
 // copy. Types: codex-home.d.mts.
@@ -28,15 +29,17 @@ const TARGETS = {
 export const PINNED_CODEX_VERSION = '0.171.0'
 
 /**
- * Absolute path of the pinned native `codex` binary: resolve `@openai/codex`, then its
- * platform package from that package's own directory (pnpm keeps it there, not at the top
+ * Absolute path of the native `codex` binary of an installed `@openai/codex`: resolve the
+ * launcher package from `from` (default: this repository, i.e. the pinned devDependency), then
+ * its platform package from the launcher's own directory (pnpm keeps it there, npm at the top
  * level), then `vendor/<triple>/bin/codex`.
+ * @param {{ from?: string }} [options]
  */
-export function codexBinaryPath() {
+export function codexBinaryPath({ from } = {}) {
   const key = `${process.platform}-${process.arch}`
   const target = TARGETS[key]
-  if (!target) throw new Error(`no pinned Codex binary for ${key}`)
-  const launcherPkg = require.resolve('@openai/codex/package.json')
+  if (!target) throw new Error(`no Codex binary for ${key}`)
+  const launcherPkg = require.resolve('@openai/codex/package.json', from ? { paths: [from] } : undefined)
   const launcherDir = dirname(realpathSync(launcherPkg))
   let platformPkg
   try {
@@ -46,8 +49,30 @@ export function codexBinaryPath() {
   }
   const exe = process.platform === 'win32' ? 'codex.exe' : 'codex'
   const binary = join(dirname(realpathSync(platformPkg)), 'vendor', target.triple, 'bin', exe)
-  if (!existsSync(binary)) throw new Error(`pinned Codex binary missing at ${binary}`)
+  if (!existsSync(binary)) throw new Error(`Codex binary missing at ${binary}`)
   return binary
+}
+
+/** The version a `codex --version` prints (`codex-cli 0.171.0` → `0.171.0`). */
+export function codexVersion(bin) {
+  const out = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
+  const match = /(\d+\.\d+\.\d+\S*)/.exec(out)
+  if (!match) throw new Error(`${bin} --version printed no version: ${out}`)
+  return match[1]
+}
+
+let underTest = null
+
+/**
+ * The Codex the real-binary suites run: `RENNET_TEST_CODEX_BIN` (an absolute path to a native
+ * binary; the compatibility suite sets it to each version of its matrix), else the pinned
+ * devDependency. Its version is asked once.
+ * @returns {{ path: string, version: string }}
+ */
+export function codexUnderTest() {
+  const path = process.env.RENNET_TEST_CODEX_BIN || codexBinaryPath()
+  if (underTest?.path !== path) underTest = { path, version: codexVersion(path) }
+  return underTest
 }
 
 /** The config.toml that selects the loopback mock provider (reference §13.1). */
@@ -139,7 +164,7 @@ export function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 're
     configPath,
     configText,
     env,
-    codexPath: codexBinaryPath(),
+    codexPath: codexUnderTest().path,
     /** sha256 of config.toml as written. */
     initialHash,
     /** sha256 of config.toml now. */

@@ -92,6 +92,15 @@ export function execCommandItem(options: {
   args?: Record<string, unknown>
 }): SseEvent[]
 
+export function mcpToolCallItem(options: {
+  /** `mcp__<server>` */
+  namespace: string
+  name: string
+  args?: unknown
+  callId?: string
+  outputIndex?: number
+}): SseEvent[]
+
 export function response(options?: { id?: string; items?: SseEvent[][]; usage?: SseUsage }): SseEvent[]
 
 export interface ReasoningOptions {
@@ -114,6 +123,10 @@ export function jsonMessageResponse(
   options?: { id?: string; itemId?: string; usage?: SseUsage; reasoning?: ReasoningOptions },
 ): SseEvent[]
 
+export function hangingMessage(options?: { id?: string; itemId?: string; delta?: string }): SseResponse
+
 export function failedResponse(options?: { id?: string; code?: string; message?: string }): SseEvent[]
 
 export function functionCallOutputs(body: any): Array<{ type: 'function_call_output'; call_id: string; output: unknown }>
+
+export function offeredTools(body: any): string[]

@@ -304,6 +304,27 @@ export function execCommandItem({ cmd, callId = 'call_1', outputIndex = 0, yield
   ]
 }
 
+/**
+ * A function call of an MCP tool. Codex offers MCP tools as namespaced functions
+ * (`namespace: "mcp__<server>"`, `name: <tool>`); the flat `mcp__<server>__<tool>` is refused.
+ */
+export function mcpToolCallItem({ namespace, name, args = {}, callId = 'call_1', outputIndex = 0 }) {
+  const id = `fc_${callId}`
+  const argumentsText = JSON.stringify(args)
+  return [
+    {
+      type: 'response.output_item.added',
+      output_index: outputIndex,
+      item: { type: 'function_call', id, call_id: callId, name, namespace, arguments: '' },
+    },
+    {
+      type: 'response.output_item.done',
+      output_index: outputIndex,
+      item: { type: 'function_call', id, call_id: callId, name, namespace, arguments: argumentsText, status: 'completed' },
+    },
+  ]
+}
+
 /** A complete response: created, the items' events, completed (with usage when given). */
 export function response({ id = 'resp_1', items = [], usage: usageObject } = {}) {
   return [created(id), ...items.flat(), completed(id, usageObject)]
@@ -332,6 +353,14 @@ export function jsonMessageResponse(value, options = {}) {
   return messageResponse([JSON.stringify(value)], options)
 }
 
+/**
+ * A response that starts an assistant message, streams one delta, then keeps the stream open
+ * (until the client goes away): the model is still "thinking" when a test aborts.
+ */
+export function hangingMessage({ id = 'resp_hang', itemId = 'msg_hang', delta = 'thinking about it' } = {}) {
+  return hang([created(id), ...messageItem({ id: itemId, deltas: [delta] }).slice(0, 2)])
+}
+
 /** `response.failed` with the given error code and message. */
 export function failedResponse({ id = 'resp_f', code = 'server_error', message = 'The model failed to generate a response (mock).' } = {}) {
   return [
@@ -344,4 +373,10 @@ export function failedResponse({ id = 'resp_f', code = 'server_error', message =
 export function functionCallOutputs(body) {
   const input = body && Array.isArray(body.input) ? body.input : []
   return input.filter((item) => item && item.type === 'function_call_output')
+}
+
+/** The names of the tools a recorded request offered the model (functions and namespaces). */
+export function offeredTools(body) {
+  const tools = body && Array.isArray(body.tools) ? body.tools : []
+  return tools.filter((tool) => typeof tool?.name === 'string').map((tool) => tool.name)
 }
