@@ -59,8 +59,9 @@ const RESPONSES = {
   concurrent: (signal, released) => sse([...message.slice(0, 3), checkpoint(() => released), ...message.slice(3)]),
 }
 
-function spawnWorker(config, ipc) {
-  const child = spawn(process.execPath, [WORKER, JSON.stringify(config)], {
+function spawnWorker(config, ipc, wrapper = []) {
+  const [command, ...args] = [...wrapper, process.execPath, WORKER, JSON.stringify(config)]
+  const child = spawn(command, args, {
     cwd: dirname(here),
     stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
   })
@@ -79,8 +80,11 @@ function spawnWorker(config, ipc) {
   return { child, result }
 }
 
-/** One worker run: its own mock, homes, cwds and marker; cleaned up whatever happens. */
-async function oneRun({ client, scenario, turns = 1 }) {
+/**
+ * One worker run: its own mock, homes, cwds and marker; cleaned up whatever happens.
+ * `wrapper`: an argv prefix the worker runs under (a tracer, for trace-end.mjs).
+ */
+export async function oneRun({ client, scenario, turns = 1, wrapper }) {
   let worker = null
   let release
   const released = new Promise((resolve) => (release = resolve))
@@ -104,7 +108,7 @@ async function oneRun({ client, scenario, turns = 1 }) {
       turns: homes.map((home, i) => ({ cwd: cwds[i].path, env: { ...home.env, [MARK]: marker } })),
     }
     const loadAverage = loadavg()[0]
-    const spawned = spawnWorker(config, scenario !== 'turn')
+    const spawned = spawnWorker(config, scenario !== 'turn', wrapper)
     worker = spawned.child
     worker.on('message', (m) => m === 'streaming' && release())
     const result = await spawned.result
@@ -150,7 +154,8 @@ function metricsOf(run) {
       requestMs: diff(r?.arrivedAtMs, run.callAt),
       firstTextMs: diff(run.firstTextAt, sent(isDelta)),
       terminalMs: diff(run.terminalAt, completedAt),
-      doneMs: diff(run.doneAt, completedAt),
+      // The plain client emits no such event; the moment it read turn/completed stands in.
+      doneMs: diff(run.doneAt ?? steps.turnCompleted, completedAt),
       cpuMs: run.cpuMs ?? null,
       peakRssMb: run.peakRssMb ?? null,
       lastEventToTerminalMs: diff(run.terminalAt, run.lastEventAt),
@@ -175,7 +180,7 @@ const MAIN_ROWS = [
   ['requestMs', 'call → model request reaches the mock', 'ms'],
   ['firstTextMs', "model's first delta → consumer sees it (codex-sdk: the whole message)", 'ms'],
   ['terminalMs', 'model ends the response → terminal event (codex-sdk: its stream ends)', 'ms'],
-  ['doneMs', 'model ends the response → turn done event (turnCompleted; codex-sdk: turn.completed)', 'ms'],
+  ['doneMs', 'model ends the response → turn done (turnCompleted event; plain client: turn/completed read; codex-sdk: turn.completed)', 'ms'],
   ['abortMs', 'abort → end seen by the consumer (stream hangs)', 'ms'],
   ['cpuMs', 'client CPU, call → end', 'ms'],
   ['peakRssMb', 'peak RSS', 'MB'],
