@@ -260,8 +260,24 @@ export async function realSuite({ smoke, runs: runsOverride, problems }) {
       baseline: { peak: of('baseline', 'peakPerTurnMb', 'concurrent', turns), streaming: of('baseline', 'streamingPerTurnMb', 'concurrent', turns) },
     })),
   }
+  record.goals = goals(record.summary.main)
   printReal(record)
   return record
+}
+
+/** The goals of the issue that asked for this suite, judged on the medians. */
+function goals(main) {
+  const row = (key) => main.find((r) => r.key === key)
+  const m = (key, client) => row(key)[client]?.median ?? null
+  const judge = (a, b, ok) => (a === null || b === null ? null : ok(a, b))
+  // The moment the app can show the turn is done: the earlier turn-done event once there is one.
+  const addonDone = m('doneMs', 'addon') ?? m('terminalMs', 'addon')
+  return [
+    { goal: "first delta: this package ≤ the plain client's median", met: judge(m('firstTextMs', 'addon'), m('firstTextMs', 'baseline'), (a, b) => a <= b) },
+    { goal: "the end: the app sees the turn done (turnCompleted, else the terminal) no later than the plain client's terminal", met: judge(addonDone, m('terminalMs', 'baseline'), (a, b) => a <= b) },
+    { goal: "abort → end within 1.2 × codex-sdk's (SIGTERM)", met: judge(m('abortMs', 'addon'), m('abortMs', 'sdk'), (a, b) => a <= 1.2 * b) },
+    { goal: "peak RSS within 2 MB of the plain client's", met: judge(m('peakRssMb', 'addon'), m('peakRssMb', 'baseline'), (a, b) => a - b <= 2) },
+  ]
 }
 
 function fmt(x) {
@@ -298,6 +314,7 @@ function printReal(record) {
     ['', ...CLIENTS.map((c) => LABELS[c]), 'package / plain', 'package / sdk'],
     record.summary.main.map((row) => [`${row.label} (${row.unit})`, ...CLIENTS.map((c) => cell(row[c])), ratio(row.addon, row.baseline), ratio(row.addon, row.sdk)]),
   )
+  for (const g of record.goals) console.log(`goal: ${g.goal}: ${g.met === null ? '–' : g.met ? 'met' : 'NOT met'}`)
   console.log('\nreal: where the end of a turn goes (ms)')
   printTable(
     ['', ...CLIENTS.map((c) => LABELS[c])],
