@@ -314,7 +314,12 @@ function printReal(record) {
     ['', ...CLIENTS.map((c) => LABELS[c]), 'package / plain', 'package / sdk'],
     record.summary.main.map((row) => [`${row.label} (${row.unit})`, ...CLIENTS.map((c) => cell(row[c])), ratio(row.addon, row.baseline), ratio(row.addon, row.sdk)]),
   )
-  for (const g of record.goals) console.log(`goal: ${g.goal}: ${g.met === null ? '–' : g.met ? 'met' : 'NOT met'}`)
+  // A median of fewer runs than this says nothing about a goal (the smoke run has one).
+  const enough = runs >= 5
+  for (const g of record.goals) {
+    const verdict = !enough ? `– (${runs} run${runs === 1 ? '' : 's'} per client: too few to judge)` : g.met === null ? '–' : g.met ? 'met' : 'NOT met'
+    console.log(`goal: ${g.goal}: ${verdict}`)
+  }
   console.log('\nreal: where the end of a turn goes (ms)')
   printTable(
     ['', ...CLIENTS.map((c) => LABELS[c])],
