@@ -169,6 +169,7 @@ function metricsOf(run) {
   if (run.scenario === 'abort') {
     return {
       abortMs: diff(run.terminalAt, run.abortedAt),
+      abortToDoneMs: diff(run.doneAt ?? run.steps?.turnCompleted, run.abortedAt),
       abortToModelClosedMs: diff(r?.connectionClosedAtMs, run.abortedAt),
     }
   }
@@ -194,6 +195,7 @@ const END_ROWS = [
   ['stdinClosedToExitMs', "plain client: stdin closed → child's exit seen", 'ms'],
   ['exitToTerminalMs', "plain client: child's exit seen → terminal", 'ms'],
   ['doneToTerminalMs', 'turn done event → end of the stream (codex-sdk: turn.completed → loop ends)', 'ms'],
+  ['abortToDoneMs', 'abort → turn done (turnCompleted event; plain client: turn/completed read)', 'ms'],
   ['abortToModelClosedMs', 'abort → Codex closes the model connection', 'ms'],
 ]
 
