@@ -4,9 +4,11 @@
 // and turn; foreign frames set aside as `passthrough`), the same event shapes and the same
 // abort (turn/interrupt, then kill after the grace), yielded from an async generator.
 //
-// It covers what a turn of the benchmarks exercises. Deliberate simplifications, none of which
-// a benchmark stream touches: no read-only isolation checks, no MCP policy, no request
-// timeouts, no frame size limit.
+// It drives the fake server of the fake suite and the real `codex app-server` of the real
+// suite alike, and covers what a turn of the benchmarks exercises. Deliberate
+// simplifications, none of which a benchmark turn touches: no read-only isolation checks, no
+// MCP policy, no request timeouts, no frame size limit, and only its own child is ended (not
+// what the child started).
 
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
