@@ -4,9 +4,11 @@
 // and turn; foreign frames set aside as `passthrough`), the same event shapes and the same
 // abort (turn/interrupt, then kill after the grace), yielded from an async generator.
 //
-// It covers what a turn of the benchmarks exercises. Deliberate simplifications, none of which
-// a benchmark stream touches: no read-only isolation checks, no MCP policy, no request
-// timeouts, no frame size limit.
+// It drives the fake server of the fake suite and the real `codex app-server` of the real
+// suite alike, and covers what a turn of the benchmarks exercises. Deliberate
+// simplifications, none of which a benchmark turn touches: no read-only isolation checks, no
+// MCP policy, no request timeouts, no frame size limit, and only its own child is ended (not
+// what the child started).
 
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
@@ -188,8 +190,9 @@ function terminal(router, fields) {
 const failure = (source, code, message, detail) => ({ source, message, code, ...(detail === undefined ? {} : { detail }) })
 
 /** Close stdin, give the process 1.5 s to exit, then SIGTERM its group, then SIGKILL. */
-async function endChild(child, exited) {
+async function endChild(child, exited, trace) {
   child.stdin.end()
+  trace('stdinClosed')
   if (child.exitCode !== null || child.signalCode !== null) return
   const within = (ms) => {
     let timer
@@ -208,12 +211,16 @@ async function endChild(child, exited) {
 }
 
 /**
- * Runs one turn and yields its events; the last one is the terminal event.
+ * Runs one turn and yields its events; the last one is the terminal event. `trace`, for
+ * measurements, is told when the turn's end goes through its steps: 'turnCompleted' (the
+ * server's turn/completed was read), 'stdinClosed', 'exited' (the child's exit was seen).
  * @param {{prompt: string, cwd: string, codexPath?: string, env?: Record<string,string>,
- *          signal?: AbortSignal, interruptGraceMs?: number}} options
+ *          signal?: AbortSignal, interruptGraceMs?: number,
+ *          trace?: (step: 'turnCompleted' | 'stdinClosed' | 'exited') => void}} options
  */
 export async function* baselineTurn(options) {
   const codexPath = options.codexPath ?? 'codex'
+  const trace = options.trace ?? (() => {})
   const router = new Router()
   const child = spawn(codexPath, ['app-server'], {
     cwd: options.cwd,
@@ -230,7 +237,12 @@ export async function* baselineTurn(options) {
     yield terminal(router, { failure: failure('spawn', code, spawnError.message, { codexPath }) })
     return
   }
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => {
+      trace('exited')
+      resolve({ code, signal })
+    }),
+  )
   child.stdin.on('error', () => {}) // EPIPE once the server is gone; stdout tells how it ended
 
   const diagnostics = []
@@ -256,11 +268,11 @@ export async function* baselineTurn(options) {
       request('turn/interrupt', { threadId: router.threadId, turnId: router.turnId })
       interruptTimer = setTimeout(() => {
         killed = true
-        endChild(child, exited)
+        endChild(child, exited, trace)
       }, options.interruptGraceMs ?? 2000)
     } else {
       killed = true
-      endChild(child, exited)
+      endChild(child, exited, trace)
     }
   }
   if (options.signal?.aborted) onAbort()
@@ -328,12 +340,15 @@ export async function* baselineTurn(options) {
       if (diagnostics.length) yield* diagnostics.splice(0)
       for (const event of out) yield event
       out.length = 0
-      if (router.completion) break
+      if (router.completion) {
+        trace('turnCompleted')
+        break
+      }
     }
   } finally {
     clearTimeout(interruptTimer)
     options.signal?.removeEventListener('abort', onAbort)
-    await endChild(child, exited)
+    await endChild(child, exited, trace)
   }
   if (diagnostics.length) yield* diagnostics.splice(0)
 

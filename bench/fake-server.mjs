@@ -14,6 +14,10 @@
 //   BENCH_TAG=T           item ids are `msg_T.<n>`, so concurrent turns can prove no cross-talk
 //   BENCH_INTERRUPT=M     `honour` (default): turn/interrupt ends the turn as interrupted;
 //                         `ignore`: answer {} and keep streaming
+//   BENCH_SIGTERM=ignore  the process ignores SIGTERM (with the two below: a wedged server
+//                         that only SIGKILL ends)
+//   BENCH_STDIN_EOF=ignore  EOF on stdin does not end the process (default: it exits, as
+//                         codex app-server does)
 //   BENCH_MIXED=1         before the deltas: a foreign thread's frame, a foreign turn's frame,
 //                         a usage update, an unknown notification and a server request, so that
 //                         both clients' routing and event shapes can be compared
@@ -190,5 +194,6 @@ process.stdin.on('data', (data) => {
     if (line.trim()) onMessage(JSON.parse(line))
   }
 })
-// Like codex app-server: EOF on stdin ends the process.
-process.stdin.on('end', () => process.exit(0))
+// Like codex app-server: EOF on stdin ends the process (unless it plays a wedged server).
+if (process.env.BENCH_STDIN_EOF !== 'ignore') process.stdin.on('end', () => process.exit(0))
+if (process.env.BENCH_SIGTERM === 'ignore') process.on('SIGTERM', () => {})

@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-// pnpm bench [--smoke] [--only a,b] [--runs N]
+// pnpm bench [--smoke] [--only a,b] [--runs N]     (names: the keys of MEASUREMENTS, and real)
 //
-// Measures `runTurn()` against the plain Node client of baseline-client.mjs, side by side:
-// every run of every measurement starts a fresh Node process per client (worker.mjs), and the
-// two clients alternate (addon first on even runs, baseline first on odd ones). Prints a table
-// of medians and ratios and writes everything to bench/results/latest.json.
+// Two suites. The fake suite measures `runTurn()` against the plain Node client of
+// baseline-client.mjs on the fake server of fake-server.mjs, side by side: every run of every
+// measurement starts a fresh Node process per client (worker.mjs), and the two clients
+// alternate (addon first on even runs, baseline first on odd ones); `hostGuard` measures the
+// addon against itself with its host-death guard off. The real suite (`real`, real.mjs) runs
+// the pinned Codex against the loopback mock Responses server with three clients: this
+// package, the plain client and @openai/codex-sdk. Prints tables of medians and ratios and
+// writes everything to bench/results/latest.json.
 //
 // BENCH_ADDON=<path of another build's index.js> measures that build as the addon instead,
 // for before/after comparisons under the same conditions.
@@ -19,6 +23,8 @@ import { cpus, loadavg, totalmem, release } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
+import { median } from './common.mjs'
+import { realSuite } from './real.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = dirname(here)
@@ -85,33 +91,34 @@ const MEASUREMENTS = {
       { key: 'cpuSecondsPer100k', label: 'CPU s per 100k events' },
     ],
   },
-  real: {
-    full: { runs: 5 },
-    smoke: { runs: 1 },
-    isolate: true,
+  abortWedged: {
+    // The interrupt, SIGTERM and EOF on stdin are all ignored: only SIGKILL ends the server.
+    full: { measure: 'abort', interrupt: 'ignore', wedged: true, reps: 3, graceMs: 500, afterEvents: 20, runs: 2 },
+    smoke: { measure: 'abort', interrupt: 'ignore', wedged: true, reps: 1, graceMs: 500, afterEvents: 5, runs: 1 },
     metrics: [
-      { key: 'seconds', label: 'turn wall time (s)', goal: { ratioAtMost: 1.05 } },
-      { key: 'endingMs', label: 'last event → terminal (ms)' },
-      { key: 'cpuSeconds', label: 'client CPU (s)' },
+      { key: 'overGraceP50Ms', label: 'abort → terminal p50 minus the grace (ms), grace 500' },
+      { key: 'maxMs', label: 'abort → terminal max (ms)' },
+    ],
+  },
+  hostGuard: {
+    // The addon with its host-death guard against the addon without it (RENNET_HOST_GUARD=off).
+    clients: ['addon', 'addonGuardOff'],
+    full: { measure: 'plainTurn', events: 200, turns: 10, runs: 12 },
+    smoke: { measure: 'plainTurn', events: 20, turns: 2, runs: 1 },
+    metrics: [
+      // Judged on the median of each run minus the run next to it: a turn's wall time moves by
+      // tens of ms on a loaded machine, more than the 5 ms looked for.
+      { key: 'wallMs', label: 'turn call → terminal, median of a run (ms)', goal: { pairedAboveAtMost: 5 } },
+      { key: 'cpuMs', label: 'client CPU per turn (ms)', goal: { pairedAboveAtMost: 5 } },
+      { key: 'peakRssMb', label: 'peak RSS (MB)', goal: { pairedAboveAtMost: 2 } },
     ],
   },
 }
+const REFERENCE_LABEL = { baseline: 'plain client', addonGuardOff: 'addon, guard off' }
 
-/** Whether workers can run in a loopback-only network namespace (as the test suites do). */
-function canIsolate() {
-  if (process.platform !== 'linux') return false
-  return spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { stdio: 'ignore' }).status === 0
-}
-const isolation = canIsolate()
-
-function runWorker(config, isolate) {
-  const args = [WORKER, JSON.stringify(config)]
-  const [cmd, cmdArgs] =
-    isolate && isolation
-      ? ['unshare', ['-n', 'sh', '-c', `ip link set lo up && exec "$0" "$@"`, process.execPath, ...args]]
-      : [process.execPath, args]
+function runWorker(config) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, [WORKER, JSON.stringify(config)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout.on('data', (d) => (out += d))
     child.on('exit', (code, signal) => {
@@ -125,15 +132,9 @@ function runWorker(config, isolate) {
   })
 }
 
-const median = (values) => {
-  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b)
-  if (v.length === 0) return null
-  const mid = v.length >> 1
-  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2
-}
-
-function judge(goal, addon, baseline, config) {
+function judge(goal, addon, baseline, config, pairedDifference) {
   if (!goal || addon === null) return null
+  if (goal.pairedAboveAtMost !== undefined) return pairedDifference === null ? null : pairedDifference <= goal.pairedAboveAtMost
   if (goal.ratioAtLeast !== undefined) return baseline ? addon / baseline >= goal.ratioAtLeast : null
   if (goal.ratioAtMost !== undefined) return baseline ? addon / baseline <= goal.ratioAtMost : null
   if (goal.aboveBaselineAtMost !== undefined) return baseline === null ? null : addon - baseline <= goal.aboveBaselineAtMost
@@ -147,6 +148,7 @@ function goalText(goal) {
   if (goal.ratioAtLeast !== undefined) return `ratio ≥ ${goal.ratioAtLeast}`
   if (goal.ratioAtMost !== undefined) return `ratio ≤ ${goal.ratioAtMost}`
   if (goal.aboveBaselineAtMost !== undefined) return `≤ baseline + ${goal.aboveBaselineAtMost}`
+  if (goal.pairedAboveAtMost !== undefined) return `paired difference ≤ ${goal.pairedAboveAtMost}`
   if (goal.addonBelow !== undefined) return `addon < ${goal.addonBelow}`
   if (goal.graceMarginAtMost !== undefined) return `≤ grace + ${goal.graceMarginAtMost}`
   return ''
@@ -186,33 +188,37 @@ async function main() {
     date: new Date().toISOString(),
     machine: machine(),
     addon: process.env.BENCH_ADDON || 'index.js',
-    networkIsolated: isolation,
     measurements: {},
   }
   const problems = []
+  const selected = Object.keys(MEASUREMENTS).filter((name) => !only || only.includes(name))
 
   // Both clients must produce the same events from the same stream before their speed means
   // anything.
-  const [addonShapes, baselineShapes] = await Promise.all([
-    runWorker({ client: 'addon', measure: 'shapes', events: 5 }),
-    runWorker({ client: 'baseline', measure: 'shapes', events: 5 }),
-  ])
-  const same = isDeepStrictEqual(normalizeShapes(addonShapes.events), normalizeShapes(baselineShapes.events))
-  results.shapes = { same, addon: addonShapes.events, baseline: baselineShapes.events }
-  if (!same) problems.push('shapes: the two clients produced different events from the same stream (see latest.json)')
-  console.log(`event shapes: ${same ? 'identical' : 'DIFFERENT'} (${addonShapes.events?.length} events)`)
+  if (selected.length > 0) {
+    const [addonShapes, baselineShapes] = await Promise.all([
+      runWorker({ client: 'addon', measure: 'shapes', events: 5 }),
+      runWorker({ client: 'baseline', measure: 'shapes', events: 5 }),
+    ])
+    const same = isDeepStrictEqual(normalizeShapes(addonShapes.events), normalizeShapes(baselineShapes.events))
+    results.shapes = { same, addon: addonShapes.events, baseline: baselineShapes.events }
+    if (!same) problems.push('shapes: the two clients produced different events from the same stream (see latest.json)')
+    console.log(`event shapes: ${same ? 'identical' : 'DIFFERENT'} (${addonShapes.events?.length} events)`)
+  }
 
-  for (const [name, spec] of Object.entries(MEASUREMENTS)) {
-    if (only && !only.includes(name)) continue
+  for (const name of selected) {
+    const spec = MEASUREMENTS[name]
     const { runs: defaultRuns, ...config } = spec[size]
     const runs = runsOverride ?? defaultRuns
     const measure = config.measure ?? name
-    const record = { config: { ...config, runs }, runs: [] }
+    // The addon, and what it is measured against.
+    const [first, reference] = spec.clients ?? ['addon', 'baseline']
+    const record = { config: { ...config, runs }, clients: [first, reference], runs: [] }
     for (let r = 0; r < runs; r++) {
-      const order = r % 2 === 0 ? ['addon', 'baseline'] : ['baseline', 'addon']
+      const order = r % 2 === 0 ? [first, reference] : [reference, first]
       for (const client of order) {
         const loadAverage = loadavg()[0]
-        const result = await runWorker({ ...config, measure, client }, spec.isolate)
+        const result = await runWorker({ ...config, measure, client })
         record.runs.push({ run: r, client, loadAverage, ...result })
         for (const e of result.errors ?? []) problems.push(`${name} (${client}, run ${r}): ${e}`)
         process.stdout.write(`${name} run ${r + 1}/${runs} ${client}: ${summaryLine(spec.metrics, result)}\n`)
@@ -220,27 +226,33 @@ async function main() {
     }
     record.summary = spec.metrics.map((m) => {
       const of = (client) => record.runs.filter((x) => x.client === client).map((x) => x[m.key])
-      const addon = median(of('addon'))
-      const baseline = median(of('baseline'))
-      const addonRuns = of('addon')
-      const baselineRuns = of('baseline')
+      const addon = median(of(first))
+      const baseline = median(of(reference))
+      const addonRuns = of(first)
+      const baselineRuns = of(reference)
+      const paired = (f) => median(addonRuns.map((a, i) => (typeof a === 'number' && typeof baselineRuns[i] === 'number' ? f(a, baselineRuns[i]) : null)))
+      // Each run's addon against the baseline next to it: steadier on a shared machine.
+      const pairedRatio = paired((a, b) => (b ? a / b : null))
+      const pairedDifference = paired((a, b) => a - b)
       return {
         metric: m.key,
         label: m.label,
         addon,
         baseline,
         ratio: addon !== null && baseline ? addon / baseline : null,
-        // Each run's addon against the baseline next to it: steadier on a shared machine.
-        pairedRatio: median(addonRuns.map((a, i) => (typeof a === 'number' && baselineRuns[i] ? a / baselineRuns[i] : null))),
-        goal: goalText(m.goal),
-        met: judge(m.goal, addon, baseline, config),
+        pairedRatio,
+        pairedDifference,
+        goal: goalText(m.goal) + (m.goal?.pairedAboveAtMost !== undefined && pairedDifference !== null ? ` (${fmt(pairedDifference)})` : ''),
+        met: judge(m.goal, addon, baseline, config, pairedDifference),
       }
     })
     results.measurements[name] = record
   }
+  if (selected.length > 0) printTable(results)
+
+  if (!only || only.includes('real')) results.real = await realSuite({ smoke, runs: runsOverride, problems })
 
   results.problems = problems
-  printTable(results)
   mkdirSync(join(here, 'results'), { recursive: true })
   const file = join(here, 'results', smoke ? 'smoke.json' : 'latest.json')
   writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
@@ -264,11 +276,12 @@ function summaryLine(metrics, result) {
 }
 
 function printTable(results) {
-  const rows = [['measurement', 'metric', 'addon (median)', 'baseline (median)', 'ratio of medians', 'median paired ratio', 'goal', 'met']]
+  const rows = [['measurement', 'metric', 'addon (median)', 'reference (median)', 'ratio of medians', 'median paired ratio', 'goal', 'met']]
   const ratio = (x) => (x === null ? '–' : x.toFixed(2))
   for (const [name, record] of Object.entries(results.measurements)) {
+    const title = `${name} (vs ${REFERENCE_LABEL[record.clients[1]]})`
     for (const s of record.summary) {
-      rows.push([name, s.label, fmt(s.addon), fmt(s.baseline), ratio(s.ratio), ratio(s.pairedRatio), s.goal, s.met === null ? '' : s.met ? 'yes' : 'NO'])
+      rows.push([title, s.label, fmt(s.addon), fmt(s.baseline), ratio(s.ratio), ratio(s.pairedRatio), s.goal, s.met === null ? '' : s.met ? 'yes' : 'NO'])
     }
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)))

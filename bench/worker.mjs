@@ -4,21 +4,27 @@
 // prints one JSON line with the result. Correctness problems (lost, reordered or foreign
 // events, a wrong terminal, a child left running) are reported in `errors`, never thrown away.
 
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { memoryMb, processGone } from './common.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const FAKE = join(here, 'fake-server.mjs')
 const config = JSON.parse(process.argv[2])
 const errors = []
 
-/** The client under test, loaded alone (the idle RSS must not include the other one). */
+/**
+ * The client under test, loaded alone (the idle RSS must not include the other one).
+ * `addonGuardOff`: the addon with its host-death guard switched off (RENNET_HOST_GUARD=off,
+ * set before the addon loads and inherited by the child).
+ */
 async function loadClient(kind) {
-  if (kind === 'addon') {
+  if (kind === 'addonGuardOff') process.env.RENNET_HOST_GUARD = 'off'
+  if (kind === 'addon' || kind === 'addonGuardOff') {
     // BENCH_ADDON: another build's index.js (with its binding beside it), to compare versions.
     const { runTurn } = createRequire(import.meta.url)(process.env.BENCH_ADDON || '../index.js')
     return (options) => runTurn(options)
@@ -41,16 +47,6 @@ const cpuSeconds = (u) => (u.user + u.system) / 1e6
 function percentile(sorted, p) {
   if (sorted.length === 0) return null
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-}
-
-/** Whether a process is gone (or only a zombie waiting for its parent). */
-function processGone(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z'
-  } catch {
-    return !existsSync(`/proc/${pid}`)
-  }
 }
 
 function expectTerminal(ev, status, what) {
@@ -173,14 +169,17 @@ const measures = {
     }
   },
 
-  async abort({ reps, interrupt, graceMs, afterEvents }) {
+  /**
+   * Aborts after `afterEvents` deltas; the server honours or ignores the interrupt, and with
+   * `wedged` also ignores SIGTERM and EOF on stdin (only SIGKILL ends it).
+   */
+  async abort({ reps, interrupt, graceMs, afterEvents, wedged = false }) {
     const latencies = []
+    const env = { BENCH_EVENTS: '0', BENCH_INTERVAL_MS: '2', BENCH_INTERRUPT: interrupt }
+    if (wedged) Object.assign(env, { BENCH_SIGTERM: 'ignore', BENCH_STDIN_EOF: 'ignore' })
     for (let i = 0; i < reps; i++) {
       const controller = new AbortController()
-      const turn = fakeTurn(
-        { BENCH_EVENTS: '0', BENCH_INTERVAL_MS: '2', BENCH_INTERRUPT: interrupt },
-        { signal: controller.signal, interruptGraceMs: graceMs },
-      )
+      const turn = fakeTurn(env, { signal: controller.signal, interruptGraceMs: graceMs })
       let abortedAt = null
       let deltas = 0
       let last = null
@@ -206,7 +205,34 @@ const measures = {
       else if (!processGone(pid)) errors.push(`abort (${interrupt}): the server ${pid} still runs after the terminal event`)
     }
     latencies.sort((a, b) => a - b)
-    return { reps: latencies.length, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: latencies.at(-1), graceMs }
+    const p50Ms = percentile(latencies, 50)
+    return { reps: latencies.length, p50Ms, p99Ms: percentile(latencies, 99), maxMs: latencies.at(-1), graceMs, overGraceP50Ms: p50Ms === null ? null : p50Ms - graceMs }
+  },
+
+  /**
+   * Short turns one after the other: the median wall time call → terminal, CPU per turn (call
+   * → end), and the peak RSS of the process.
+   */
+  async plainTurn({ events, turns }) {
+    const walls = []
+    const cpu0 = process.cpuUsage()
+    for (let i = 0; i < turns; i++) {
+      const t0 = process.hrtime.bigint()
+      let terminalAt = null
+      let last = null
+      let deltas = 0
+      for await (const ev of fakeTurn({ BENCH_EVENTS: String(events) })) {
+        last = ev
+        if (ev.type === 'messageDelta') deltas++
+        if (ev.type === 'terminal') terminalAt = process.hrtime.bigint()
+      }
+      expectTerminal(last, 'completed', 'plainTurn')
+      if (deltas !== events) errors.push(`plainTurn: ${deltas} deltas of ${events}`)
+      if (terminalAt !== null) walls.push(Number(terminalAt - t0) / 1e6)
+    }
+    const cpu = process.cpuUsage(cpu0)
+    walls.sort((a, b) => a - b)
+    return { wallMs: percentile(walls, 50), cpuMs: (cpu.user + cpu.system) / 1000 / turns, peakRssMb: memoryMb('VmHWM') }
   },
 
   async concurrency({ turns, events }) {
@@ -228,38 +254,6 @@ const measures = {
       wallSeconds: Number(endAt - startedAt) / 1e9,
       eventsPerSec: total / seconds,
       cpuSecondsPer100k: (cpuSeconds(process.cpuUsage(cpu0)) / total) * 1e5,
-    }
-  },
-
-  async real() {
-    const { start, messageResponse, usage } = await import('../__test__/support/mock-responses.mjs')
-    const { createCodexHome, createGitCwd } = await import('../__test__/support/codex-home.mjs')
-    const mock = await start([messageResponse(['Hello ', 'world'], { usage: usage({ input: 3, output: 2 }) })])
-    const home = createCodexHome({ baseUrl: mock.url })
-    const cwd = createGitCwd()
-    try {
-      const cpu0 = process.cpuUsage()
-      const t0 = process.hrtime.bigint()
-      let last = null
-      let events = 0
-      let beforeLast = t0
-      let lastAt = t0
-      for await (const ev of open({ prompt: 'Say hello.', cwd: cwd.path, codexPath: home.codexPath, env: home.env })) {
-        last = ev
-        events++
-        beforeLast = lastAt
-        lastAt = process.hrtime.bigint()
-      }
-      const seconds = Number(process.hrtime.bigint() - t0) / 1e9
-      // From the event before the terminal to the terminal: mostly ending the process.
-      const endingMs = Number(lastAt - beforeLast) / 1e6
-      expectTerminal(last, 'completed', 'real')
-      if (last?.finalMessage !== 'Hello world') errors.push(`real: final message ${JSON.stringify(last?.finalMessage)}`)
-      return { seconds, endingMs, events, cpuSeconds: cpuSeconds(process.cpuUsage(cpu0)) }
-    } finally {
-      await mock.close()
-      home.cleanup()
-      cwd.cleanup()
     }
   },
 

@@ -4,10 +4,19 @@ export type SseEvent = Record<string, unknown>
 
 declare const KIND: unique symbol
 
+/** A point in an SSE body where the mock calls `fn` and goes on when its promise settles. */
+export interface Checkpoint {
+  readonly [KIND]: 'checkpoint'
+  fn: () => unknown
+}
+
+/** A fixed pause before each event, or one computed per event (`index`: events written so far). */
+export type Pace = number | ((event: SseEvent, index: number) => number)
+
 export interface SseResponse {
   readonly [KIND]: 'sse'
-  events: SseEvent[]
-  delayMs: number
+  events: Array<SseEvent | Checkpoint>
+  delayMs: Pace
   end: 'end' | 'hang' | 'destroy'
 }
 
@@ -31,6 +40,12 @@ export interface RecordedRequest {
   clientClosed: boolean
   /** The mock finished writing the body. */
   finished: boolean
+  /** Monotonic time (`monotonicMs()`) at which the request's head arrived. */
+  arrivedAtMs: number
+  /** Monotonic time at which the request's connection closed (null while it is open). */
+  connectionClosedAtMs: number | null
+  /** Every SSE event written, with the monotonic time of its write. */
+  sent: Array<{ type: unknown; atMs: number }>
 }
 
 export type ScriptedResponse =
@@ -54,9 +69,13 @@ export interface MockServer {
 
 export function start(scenario?: ScriptedResponse[], options?: { log?: (line: string) => void }): Promise<MockServer>
 
-export function sse(events: SseEvent[], options?: { delayMs?: number }): SseResponse
-export function hang(events?: SseEvent[], options?: { delayMs?: number }): SseResponse
-export function closeEarly(events?: SseEvent[], options?: { delayMs?: number; destroy?: boolean }): SseResponse
+/** Milliseconds on the monotonic clock (process.hrtime), comparable between processes. */
+export function monotonicMs(): number
+export function checkpoint(fn: () => unknown): Checkpoint
+
+export function sse(events: Array<SseEvent | Checkpoint>, options?: { delayMs?: Pace }): SseResponse
+export function hang(events?: Array<SseEvent | Checkpoint>, options?: { delayMs?: Pace }): SseResponse
+export function closeEarly(events?: Array<SseEvent | Checkpoint>, options?: { delayMs?: Pace; destroy?: boolean }): SseResponse
 export function httpError(status: number, body?: unknown): HttpErrorResponse
 
 export interface SseUsage {

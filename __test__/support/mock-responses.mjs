@@ -5,7 +5,8 @@
 //
 // A scenario is a list of scripted responses, one per `POST /v1/responses`, in order:
 //   - an array of SSE event objects          → 200 text/event-stream, each sent as `data: <json>\n\n`, then end
-//   - sse(events, { delayMs })               → same, with a pause before each event
+//   - sse(events, { delayMs })               → same, with a pause before each event (a number, or
+//                                              (event, index) => ms to pace events one by one)
 //   - httpError(status, body)                → plain HTTP error with a JSON body (no SSE)
 //   - hang(events)                           → sends the events, then keeps the stream open until
 //                                              the client disconnects or the server closes
@@ -14,6 +15,14 @@
 // A request beyond the script gets HTTP 400 with a message naming the request index, so that an
 // unexpected extra model call surfaces verbatim as the turn's failure message.
 //
+// An SSE body may hold `checkpoint(fn)` among its events: the mock calls fn when it gets there
+// and goes on when fn's promise settles (to hold a stream until the test releases it, or to
+// tell the test that a stream now hangs).
+//
+// Each recorded request carries times on the monotonic clock (`monotonicMs()`, the same clock
+// in every process of the machine), so that another process can measure against them: when it
+// arrived, when each SSE event was written, when its connection closed.
+//
 // Wire facts are from codex-cli 0.171.0 (reference/app-server-protocol.md §13).
 
 import { createServer } from 'node:http'
@@ -21,6 +30,16 @@ import { createServer } from 'node:http'
 /** @typedef {Record<string, unknown>} SseEvent */
 
 const KIND = Symbol('mockResponseKind')
+
+/** Milliseconds on the monotonic clock (process.hrtime), comparable between processes. */
+export function monotonicMs() {
+  return Number(process.hrtime.bigint()) / 1e6
+}
+
+/** A point in an SSE body where the mock calls `fn` and waits for the promise it returns. */
+export function checkpoint(fn) {
+  return { [KIND]: 'checkpoint', fn }
+}
 
 /** SSE body that ends normally after the events. */
 export function sse(events, { delayMs = 0 } = {}) {
@@ -67,6 +86,7 @@ export async function start(scenario = [], options = {}) {
   const log = options.log ?? (() => {})
 
   const server = createServer((req, res) => {
+    const arrivedAtMs = monotonicMs()
     const chunks = []
     req.on('data', (c) => chunks.push(c))
     req.on('end', () => {
@@ -89,7 +109,13 @@ export async function start(scenario = [], options = {}) {
         clientClosed: false,
         /** Set when the mock finished writing the body (not for hangs). */
         finished: false,
+        /** Monotonic times (monotonicMs): the request's head arrived; its connection closed. */
+        arrivedAtMs,
+        connectionClosedAtMs: null,
+        /** Every SSE event written: its type and the monotonic time of the write. */
+        sent: [],
       }
+      req.socket.once('close', () => (record.connectionClosedAtMs = monotonicMs()))
       allRequests.push(record)
       const url = new URL(req.url ?? '/', 'http://127.0.0.1')
       if (req.method !== 'POST' || !url.pathname.endsWith('/responses')) {
@@ -135,13 +161,33 @@ export async function start(scenario = [], options = {}) {
       if (!record.finished) record.clientClosed = true
     })
     const events = [...response.events]
+    let index = 0
+    const delay = (ev) => (typeof response.delayMs === 'function' ? response.delayMs(ev, index) : response.delayMs)
+    // Writes the next event after its pause (none for a checkpoint; a fixed pause also comes
+    // before the end of the body).
+    const schedule = () => {
+      const ev = events[0]
+      const ms = ev?.[KIND] === 'checkpoint' ? 0 : ev !== undefined ? delay(ev) : typeof response.delayMs === 'number' ? response.delayMs : 0
+      if (ms > 0) setTimeout(next, ms)
+      else next()
+    }
     const next = () => {
       if (res.destroyed) return
       const ev = events.shift()
+      if (ev?.[KIND] === 'checkpoint') {
+        Promise.resolve()
+          .then(ev.fn)
+          .then(schedule, (error) => {
+            log(`mock: checkpoint failed: ${error}`)
+            res.destroy()
+          })
+        return
+      }
       if (ev !== undefined) {
         res.write(`data: ${JSON.stringify(ev)}\n\n`)
-        if (response.delayMs > 0) setTimeout(next, response.delayMs)
-        else next()
+        record.sent.push({ type: ev.type, atMs: monotonicMs() })
+        index++
+        schedule()
         return
       }
       if (response.end === 'hang') return
@@ -149,8 +195,7 @@ export async function start(scenario = [], options = {}) {
       if (response.end === 'destroy') res.destroy()
       else res.end()
     }
-    if (response.delayMs > 0) setTimeout(next, response.delayMs)
-    else next()
+    schedule()
   }
 
   server.on('connection', (socket) => {

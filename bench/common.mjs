@@ -1,0 +1,76 @@
+// Small helpers shared by the bench's runner and workers: the clock they compare across
+// processes, and what /proc says about processes (Linux, where the bench runs).
+
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+
+/**
+ * Milliseconds on the monotonic clock (process.hrtime): the same clock in every process of
+ * the machine, so a worker's times and the mock server's can be subtracted.
+ */
+export const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6
+
+/** Whether a process is gone (or only a zombie waiting for its parent). */
+export function processGone(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z'
+  } catch {
+    return !existsSync(`/proc/${pid}`)
+  }
+}
+
+/** Pids of live processes whose environment holds the exact entry `entry` (`NAME=value`). */
+export function liveWithEnv(entry) {
+  const out = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let environ
+    try {
+      environ = readFileSync(`/proc/${name}/environ`, 'latin1')
+    } catch {
+      continue
+    }
+    if (environ.split('\0').includes(entry) && !processGone(Number(name))) out.push(Number(name))
+  }
+  return out
+}
+
+/** The command line of a process, for reports. */
+export function describeProcess(pid) {
+  try {
+    return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`
+  } catch {
+    return `${pid}: (gone)`
+  }
+}
+
+/**
+ * One look at the process table the way a tree kill looks: `/proc/<pid>/stat` of every
+ * process. Returns how many processes it read and how long it took (ms).
+ */
+export function timeProcScan() {
+  const t0 = monotonicMs()
+  let processes = 0
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      readFileSync(`/proc/${name}/stat`, 'latin1')
+      processes++
+    } catch {}
+  }
+  return { processes, ms: monotonicMs() - t0 }
+}
+
+/** Median of the finite numbers in `values` (null when there are none). */
+export function median(values) {
+  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b)
+  if (v.length === 0) return null
+  const mid = v.length >> 1
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2
+}
+
+/** Kernel memory figures of this process in MB: `VmRSS`, `VmHWM` (peak), … */
+export function memoryMb(key) {
+  const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))
+  return m ? Number(m[1]) / 1024 : null
+}
