@@ -232,8 +232,8 @@ const measures = {
   },
 
   async real() {
-    const { start, messageResponse, usage } = await import('../__test__/support/mock-responses.mjs')
-    const { createCodexHome, createGitCwd } = await import('../__test__/support/codex-home.mjs')
+    const { start, messageResponse, usage } = await import('../testing/mock-responses.js')
+    const { createCodexHome, createGitCwd } = await import('../testing/codex-home.js')
     const mock = await start([messageResponse(['Hello ', 'world'], { usage: usage({ input: 3, output: 2 }) })])
     const home = createCodexHome({ baseUrl: mock.url })
     const cwd = createGitCwd()

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { codexBinaryPath } from '../__test__/support/codex-home.mjs'
+import { codexBinaryPath } from '../testing/codex-home.js'
 
 export function codexCli() {
   return process.env.RENNET_CODEX_BIN || codexBinaryPath()

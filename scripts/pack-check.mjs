@@ -74,11 +74,11 @@ try {
   if (readdirSync(installed).some((f) => f.endsWith('.node'))) fail('the installed root package carries an addon of its own')
 
   // 3. One real turn through each entry; the addon can only come from the platform package.
-  const support = (name) => pathToFileURL(join(ROOT, '__test__', 'support', name)).href
+  const support = (name) => pathToFileURL(join(ROOT, 'testing', name)).href
   const turnScript = (load) => `
 ${load}
-const mock = await import(${JSON.stringify(support('mock-responses.mjs'))})
-const { createCodexHome, createGitCwd } = await import(${JSON.stringify(support('codex-home.mjs'))})
+const mock = await import(${JSON.stringify(support('mock-responses.js'))})
+const { createCodexHome, createGitCwd } = await import(${JSON.stringify(support('codex-home.js'))})
 const server = await mock.start([mock.sse(mock.messageResponse(['packed ', 'and ', 'installed']))])
 const home = createCodexHome({ baseUrl: server.url, prefix: 'rennet-pack-home-' })
 const cwd = createGitCwd({ prefix: 'rennet-pack-cwd-' })

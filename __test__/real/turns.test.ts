@@ -11,8 +11,8 @@ import {
   jsonMessageResponse,
   messageResponse,
   usage,
-} from '../support/mock-responses.mjs'
-import { codexBinaryPath } from '../support/codex-home.mjs'
+} from '../../testing/mock-responses.js'
+import { codexBinaryPath } from '../../testing/codex-home.js'
 import { eventually, isAlive } from '../support/procs.js'
 import { runRealTurn, usageOf } from './harness.js'
 import type { NativeItem } from '../../index.js'

@@ -1,9 +1,14 @@
-// Types for codex-home.mjs.
+// Types for codex-home.js.
 
+/** The codex-cli version this package is tested with. */
 export const PINNED_CODEX_VERSION: string
 
-/** Absolute path of the pinned native `codex` binary from `@openai/codex`'s platform package. */
-export function codexBinaryPath(): string
+/**
+ * Absolute path of the native `codex` binary of the installed `@openai/codex` (its platform
+ * package), looked up from `from`, beside this package, then the working directory. Throws when
+ * `@openai/codex` is not installed.
+ */
+export function codexBinaryPath(options?: { from?: string }): string
 
 export function renderConfigToml(options: { baseUrl: string; model?: string; extra?: string }): string
 
@@ -18,8 +23,8 @@ export interface CodexHome {
   configText: string
   /** Pass to runTurn's `env` (merged over the inherited environment). */
   env: Record<string, string>
-  /** The pinned native binary. */
-  codexPath: string
+  /** The installed `@openai/codex` binary (looked up when read; throws when it is not installed). */
+  readonly codexPath: string
   initialHash: string | null
   configHash(): string | null
   readConfig(): string

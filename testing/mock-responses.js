@@ -1,7 +1,8 @@
-// A loopback mock of the OpenAI Responses API for driving the real `codex app-server`.
-//
-// Plain ESM JavaScript so that both the vitest suites (TypeScript) and `scripts/demo.mjs`
-// (plain node, no loader) import the same copy. Types: mock-responses.d.mts.
+'use strict'
+// A loopback mock of the OpenAI Responses API for driving the real `codex app-server`: part of
+// `@rennet/codex/testing`, and what this package's own real-Codex suites, `pnpm demo` and the
+// bench use. CommonJS, so that it loads from `require` and `import` alike. Types:
+// mock-responses.d.ts.
 //
 // A scenario is a list of scripted responses, one per `POST /v1/responses`, in order:
 //   - an array of SSE event objects          → 200 text/event-stream, each sent as `data: <json>\n\n`, then end
@@ -16,29 +17,29 @@
 //
 // Wire facts are from codex-cli 0.171.0 (reference/app-server-protocol.md §13).
 
-import { createServer } from 'node:http'
+const { createServer } = require('node:http')
 
 /** @typedef {Record<string, unknown>} SseEvent */
 
 const KIND = Symbol('mockResponseKind')
 
 /** SSE body that ends normally after the events. */
-export function sse(events, { delayMs = 0 } = {}) {
+function sse(events, { delayMs = 0 } = {}) {
   return { [KIND]: 'sse', events, delayMs, end: 'end' }
 }
 
 /** SSE body that stays open after the events (until the client goes away or close()). */
-export function hang(events = [], { delayMs = 0 } = {}) {
+function hang(events = [], { delayMs = 0 } = {}) {
   return { [KIND]: 'sse', events, delayMs, end: 'hang' }
 }
 
 /** SSE body that ends after the events without `response.completed`. */
-export function closeEarly(events = [], { delayMs = 0, destroy = false } = {}) {
+function closeEarly(events = [], { delayMs = 0, destroy = false } = {}) {
   return { [KIND]: 'sse', events, delayMs, end: destroy ? 'destroy' : 'end' }
 }
 
 /** Plain HTTP error status with a JSON body. */
-export function httpError(status, body = { error: { message: `mock status ${status}`, type: 'server_error', code: null } }) {
+function httpError(status, body = { error: { message: `mock status ${status}`, type: 'server_error', code: null } }) {
   return { [KIND]: 'http', status, body }
 }
 
@@ -56,7 +57,7 @@ function normalise(response) {
  * @param {Array<unknown>} scenario
  * @param {{ log?: (line: string) => void }} [options]
  */
-export async function start(scenario = [], options = {}) {
+async function start(scenario = [], options = {}) {
   const script = [...scenario]
   /** Every `POST …/responses`, in arrival order. */
   const requests = []
@@ -191,7 +192,7 @@ export async function start(scenario = [], options = {}) {
 // `response()` wraps items into a full response (created … completed with usage).
 
 /** SSE `usage` object. `total` defaults to input + output. */
-export function usage({ input = 0, cached = 0, output = 0, reasoning = 0, total } = {}) {
+function usage({ input = 0, cached = 0, output = 0, reasoning = 0, total } = {}) {
   return {
     input_tokens: input,
     input_tokens_details: { cached_tokens: cached },
@@ -201,11 +202,11 @@ export function usage({ input = 0, cached = 0, output = 0, reasoning = 0, total 
   }
 }
 
-export function created(id) {
+function created(id) {
   return { type: 'response.created', response: { id } }
 }
 
-export function completed(id, usageObject) {
+function completed(id, usageObject) {
   const response = { id }
   if (usageObject) response.usage = usageObject
   return { type: 'response.completed', response }
@@ -215,7 +216,7 @@ export function completed(id, usageObject) {
  * A reasoning item. `summary` is a list of parts, each a string or a list of deltas;
  * `raw` is a list of raw reasoning texts (each a string or a list of deltas), one per content index.
  */
-export function reasoningItem({ id = 'rs_1', outputIndex = 0, summary = [], raw = [] } = {}) {
+function reasoningItem({ id = 'rs_1', outputIndex = 0, summary = [], raw = [] } = {}) {
   const parts = summary.map((p) => (Array.isArray(p) ? p : [p]))
   const raws = raw.map((p) => (Array.isArray(p) ? p : [p]))
   const events = [
@@ -265,7 +266,7 @@ export function reasoningItem({ id = 'rs_1', outputIndex = 0, summary = [], raw 
 }
 
 /** An assistant message streamed as `deltas` (a string is one delta). */
-export function messageItem({ id = 'msg_1', outputIndex = 0, deltas = [] } = {}) {
+function messageItem({ id = 'msg_1', outputIndex = 0, deltas = [] } = {}) {
   const list = typeof deltas === 'string' ? [deltas] : deltas
   const events = [
     {
@@ -286,7 +287,7 @@ export function messageItem({ id = 'msg_1', outputIndex = 0, deltas = [] } = {})
 }
 
 /** A function call of Codex's shell tool `exec_command`. */
-export function execCommandItem({ cmd, callId = 'call_1', outputIndex = 0, yieldTimeMs = 3000, args = {} } = {}) {
+function execCommandItem({ cmd, callId = 'call_1', outputIndex = 0, yieldTimeMs = 3000, args = {} } = {}) {
   const argumentsText = JSON.stringify({ cmd, yield_time_ms: yieldTimeMs, ...args })
   const id = `fc_${callId}`
   return [
@@ -305,12 +306,12 @@ export function execCommandItem({ cmd, callId = 'call_1', outputIndex = 0, yield
 }
 
 /** A complete response: created, the items' events, completed (with usage when given). */
-export function response({ id = 'resp_1', items = [], usage: usageObject } = {}) {
+function response({ id = 'resp_1', items = [], usage: usageObject } = {}) {
   return [created(id), ...items.flat(), completed(id, usageObject)]
 }
 
 /** One response with a streamed assistant message. */
-export function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`, usage: usageObject, reasoning } = {}) {
+function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`, usage: usageObject, reasoning } = {}) {
   const items = []
   let outputIndex = 0
   if (reasoning) items.push(reasoningItem({ id: `rs_${id}`, outputIndex: outputIndex++, ...reasoning }))
@@ -319,7 +320,7 @@ export function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`,
 }
 
 /** One response whose only output is an `exec_command` call. */
-export function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', usage: usageObject, yieldTimeMs, reasoning } = {}) {
+function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', usage: usageObject, yieldTimeMs, reasoning } = {}) {
   const items = []
   let outputIndex = 0
   if (reasoning) items.push(reasoningItem({ id: `rs_${id}`, outputIndex: outputIndex++, ...reasoning }))
@@ -328,12 +329,12 @@ export function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', us
 }
 
 /** A message whose text is `JSON.stringify(value)` (structured output). */
-export function jsonMessageResponse(value, options = {}) {
+function jsonMessageResponse(value, options = {}) {
   return messageResponse([JSON.stringify(value)], options)
 }
 
 /** `response.failed` with the given error code and message. */
-export function failedResponse({ id = 'resp_f', code = 'server_error', message = 'The model failed to generate a response (mock).' } = {}) {
+function failedResponse({ id = 'resp_f', code = 'server_error', message = 'The model failed to generate a response (mock).' } = {}) {
   return [
     created(id),
     { type: 'response.failed', response: { id, status: 'failed', error: { code, message } } },
@@ -341,7 +342,27 @@ export function failedResponse({ id = 'resp_f', code = 'server_error', message =
 }
 
 /** The `function_call_output` input items of a recorded request body. */
-export function functionCallOutputs(body) {
+function functionCallOutputs(body) {
   const input = body && Array.isArray(body.input) ? body.input : []
   return input.filter((item) => item && item.type === 'function_call_output')
+}
+
+module.exports = {
+  sse,
+  hang,
+  closeEarly,
+  httpError,
+  start,
+  usage,
+  created,
+  completed,
+  reasoningItem,
+  messageItem,
+  execCommandItem,
+  response,
+  messageResponse,
+  execCommandResponse,
+  jsonMessageResponse,
+  failedResponse,
+  functionCallOutputs,
 }
