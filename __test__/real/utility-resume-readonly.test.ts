@@ -101,6 +101,9 @@ describe('runUtility with the real binary', () => {
     expect(error).toBeInstanceOf(UtilityError)
     expect(error.code).toBe('CANCELLED')
     expect(error.terminal.cancellation).toBe('interrupted')
+    // The signal's reason (here its default AbortError) is the cause, as in Node's own APIs.
+    expect(error.cause).toBe(controller.signal.reason)
+    expect(error.terminal.abortReason).toBe(controller.signal.reason)
   })
 
   it('rejects options without a schema as a TypeError', async () => {
