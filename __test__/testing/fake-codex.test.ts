@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { runTurn, runUtility, UtilityError } from '../../index.js'
+import { runTurn, runUtility } from '../../index.js'
 import type { HarnessEvent, RunTurnOptions, TerminalEvent } from '../../index.js'
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
@@ -282,25 +282,5 @@ describe('writeFakeCodex: the executable', () => {
       [null, /script must be an object/],
     ]
     for (const [script, message] of wrong) expect(() => writeFakeCodex(script as FakeCodexScript)).toThrow(message)
-  })
-})
-
-describe('the README example', () => {
-  it('a transcript adapter shows a failure the way the user sees it', async () => {
-    // Mirrors the vitest example of the README ("Testing your adapter without Codex").
-    const codexPath = fake({
-      steps: [
-        { type: 'message', text: ['Working on ', 'it…'] },
-        { type: 'fail', message: 'Quota exceeded.', codexErrorInfo: 'usageLimitExceeded' },
-      ],
-    })
-    const lines: string[] = []
-    for await (const event of runTurn({ prompt: 'Fix the build', cwd: scratchDir(), codexPath })) {
-      if (event.type === 'messageDelta') lines.push(event.delta)
-      if (event.type === 'terminal' && event.failure) lines.push(`${event.failure.code}: ${event.failure.message}`)
-    }
-    expect(lines).toEqual(['Working on ', 'it…', 'TURN_FAILED: Quota exceeded.'])
-    const error = await runUtility({ prompt: 'x', cwd: scratchDir(), codexPath, outputSchema: z.object({ a: z.string() }) }).catch((e) => e)
-    expect(error).toBeInstanceOf(UtilityError)
   })
 })
