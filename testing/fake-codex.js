@@ -133,7 +133,7 @@ function fakeCodexRuns(codexPath) {
   if (typeof codexPath !== 'string') throw new TypeError('fakeCodexRuns: codexPath must be the path writeFakeCodex returned')
   const log = join(dirname(codexPath), LOG)
   if (!existsSync(join(dirname(codexPath), 'script.json')) || !/^codex(\.cmd)?$/.test(basename(codexPath))) {
-    throw new TypeError(`fakeCodexRuns: ${codexPath} is not a path writeFakeCodex returned`)
+    throw new TypeError(`fakeCodexRuns: ${codexPath} is not a fake writeFakeCodex wrote, or it was removed`)
   }
   if (!existsSync(log)) return []
   const runs = new Map()
