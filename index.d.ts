@@ -33,6 +33,12 @@ export interface TerminalEvent {
   structuredOutput?: unknown
   usage: Usage | null
   cancellation?: 'interrupted' | 'killed'
+  /**
+   * Set on a cancelled turn: the reason of the abort that ended it, as it was given (the
+   * signal's `reason`, e.g. the `TimeoutError` of `AbortSignal.timeout()`, or `abort(reason)`'s);
+   * `undefined` after `abort()` without a reason or a `break` out of the loop.
+   */
+  abortReason?: unknown
   failure: Failure | null
 }
 
@@ -83,6 +89,13 @@ export interface RunTurnOptions {
   model?: string
   access?: 'full' | 'readOnly'
   effort?: string
+  /**
+   * Structured output: a JSON Schema (draft-07, 2019-09 or 2020-12 by its `$schema`, 2020-12
+   * without one) or a Standard Schema that can write itself as JSON Schema (zod 4, arktype,
+   * valibot through `toStandardJsonSchema`). Codex sends it with strict mode on, so a schema
+   * strict mode would refuse is a TypeError naming its path. `terminal.structuredOutput` is the
+   * parsed final message; `runUtility` also validates it.
+   */
   outputSchema?: object
   threadId?: string
   mcp?: { servers: Record<string, McpServer> }
@@ -97,21 +110,45 @@ export interface RunTurnOptions {
 }
 
 export interface Turn extends AsyncIterable<HarnessEvent> {
-  /** Idempotent; safe before, during and after the turn. */
-  abort(): void
+  /**
+   * Idempotent; safe before, during and after the turn. The first call's `reason` becomes the
+   * terminal event's `abortReason` when the turn ends cancelled.
+   */
+  abort(reason?: unknown): void
   /** Resolves with the terminal event; never rejects. */
   readonly outcome: Promise<TerminalEvent>
 }
 
 export function runTurn(options: RunTurnOptions): Turn
 
-export interface UtilityOptions extends RunTurnOptions {
-  outputSchema: object
+/**
+ * A schema of a validation library that implements Standard Schema (https://standardschema.dev):
+ * zod, valibot, arktype and others. `runUtility` sends its JSON Schema (`~standard.jsonSchema`,
+ * else the schema's own `toJSONSchema()`) and validates the reply with `~standard.validate`.
+ */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1
+    readonly vendor: string
+    readonly validate: (value: unknown) => unknown
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined
+  }
 }
 
-export interface UtilityResult {
-  /** The parsed final message, validated against `outputSchema`. */
-  output: unknown
+export interface UtilityOptions<T = unknown> extends Omit<RunTurnOptions, 'outputSchema'> {
+  /**
+   * A JSON Schema (the output is `unknown` unless you name `T`) or a Standard Schema, whose
+   * output type becomes `T`. Strict mode rules apply as for `runTurn`; a Standard Schema's
+   * objects are closed for the model and keywords strict mode refuses that only narrow a value
+   * (`minLength`, `uniqueItems`, an unsupported `format` …) are left out of what it is sent,
+   * while the library still checks them.
+   */
+  outputSchema: object | StandardSchemaV1<unknown, T>
+}
+
+export interface UtilityResult<T = unknown> {
+  /** The parsed final message, validated against `outputSchema` (a Standard Schema's output, transforms applied). */
+  output: T
   text: string
   usage: Usage | null
   threadId: string
@@ -159,10 +196,15 @@ export class UtilityError extends Error {
   readonly code: string
   readonly detail: unknown
   readonly terminal: TerminalEvent
+  /** For `CANCELLED`: the abort reason (the signal's `reason`), as Node's own APIs give it. */
+  readonly cause?: unknown
 }
 
-/** A structured one-shot call; rejects with a `UtilityError`. */
-export function runUtility(options: UtilityOptions): Promise<UtilityResult>
+/**
+ * A structured one-shot call; rejects with a `UtilityError` (and with a TypeError for wrong
+ * options, a schema included, before anything is started).
+ */
+export function runUtility<T = unknown>(options: UtilityOptions<T>): Promise<UtilityResult<T>>
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace'
 

@@ -92,6 +92,9 @@ class Turn {
   #done = false
   #outcome = null
   #iterator = null
+  #abortRequested = false
+  /** What the first abort gave as its reason (the signal's `reason`, or `abort(reason)`'s). */
+  #abortReason = undefined
 
   #resolveBatch = null
   /** Called by the native side with the batch `waitBatch` promised (null: nothing follows). */
@@ -104,14 +107,21 @@ class Turn {
   constructor(native, signal) {
     this.#native = native
     if (signal) {
-      const onAbort = () => native.abort()
+      const onAbort = () => this.abort(signal.reason)
       signal.addEventListener('abort', onAbort, { once: true })
       native.outcome().then(() => signal.removeEventListener('abort', onAbort))
     }
   }
 
-  /** Idempotent; safe before, during and after the turn. */
-  abort() {
+  /**
+   * Idempotent; safe before, during and after the turn. The first call's `reason` becomes the
+   * `abortReason` of a cancelled turn's terminal event.
+   */
+  abort(reason) {
+    if (!this.#abortRequested) {
+      this.#abortRequested = true
+      this.#abortReason = reason
+    }
     this.#native.abort()
   }
 
@@ -119,14 +129,23 @@ class Turn {
   get outcome() {
     if (this.#outcome === null) {
       if (this.#iterator === null) this.#native.unbound()
-      this.#outcome = this.#native.outcome().then((json) => JSON.parse(json))
+      this.#outcome = this.#native.outcome().then((json) => this.#terminal(JSON.parse(json)))
     }
     return this.#outcome
   }
 
+  /** A cancelled turn's terminal event carries the abort reason, kept as it was given. */
+  #terminal(event) {
+    if (event.status === 'cancelled') event.abortReason = this.#abortReason
+    return event
+  }
+
   #take() {
     const value = this.#batch.next()
-    if (value.type === 'terminal') this.#done = true
+    if (value.type === 'terminal') {
+      this.#done = true
+      this.#terminal(value)
+    }
     return { done: false, value }
   }
 
@@ -149,7 +168,7 @@ class Turn {
   #leave() {
     if (!this.#done) {
       this.#done = true
-      this.#native.abort()
+      this.abort()
       this.#native.detach()
     }
     return { done: true, value: undefined }
@@ -197,14 +216,26 @@ function runTurn(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError('runTurn: options must be an object')
   }
+  const wire = options.outputSchema === undefined ? undefined : outputSchema(options.outputSchema).wire
+  return startTurn(options, wire)
+}
+
+/** Starts the turn of checked options; `wire` is the JSON Schema the model is sent, if any. */
+function startTurn(options, wire) {
   const { signal, ...rest } = options
   if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TypeError('options.signal must be an AbortSignal')
   }
+  if (wire !== undefined) rest.outputSchema = wire
   const native = nativeCall(() => binding.startTurn(JSON.stringify(rest)))
   const turn = new Turn(native, signal)
-  if (signal && signal.aborted) turn.abort()
+  if (signal && signal.aborted) turn.abort(signal.reason)
   return turn
+}
+
+/** The prepared `outputSchema` (see output-schema.js, loaded on first use with ajv). */
+function outputSchema(schema) {
+  return require('./output-schema.js').prepareOutputSchema(schema, 'options.outputSchema')
 }
 
 /**
@@ -226,31 +257,10 @@ async function discoverCodex(options) {
   return JSON.parse(json)
 }
 
-let ajv = null
-const validators = new WeakMap()
-
-/** A JSON Schema validator for `schema`, compiled once per schema object. */
-function validatorFor(schema) {
-  let validate = validators.get(schema)
-  if (!validate) {
-    if (ajv === null) {
-      const Ajv = require('ajv')
-      ajv = new Ajv({ allErrors: true, strict: false })
-    }
-    try {
-      validate = ajv.compile(schema)
-    } catch (error) {
-      throw new TypeError(`options.outputSchema is not a valid JSON Schema: ${error.message}`)
-    }
-    validators.set(schema, validate)
-  }
-  return validate
-}
-
 /** The Error runUtility rejects with: the terminal failure's source, code and detail. */
 class UtilityError extends Error {
-  constructor(terminal, failure) {
-    super(failure.message)
+  constructor(terminal, failure, options) {
+    super(failure.message, options)
     this.name = 'UtilityError'
     this.source = failure.source
     this.code = failure.code
@@ -259,39 +269,52 @@ class UtilityError extends Error {
   }
 }
 
+/** ` (why)` for an abort reason that says something: an Error's message, or a string. */
+function reasonText(reason) {
+  if (reason instanceof Error && reason.message) return `: ${reason.message}`
+  if (typeof reason === 'string' && reason) return `: ${reason}`
+  return ''
+}
+
 /**
  * A structured one-shot call on the same runner: resolves with the parsed final message,
- * validated against `outputSchema` (Codex itself does not validate it).
+ * validated against `outputSchema` (a JSON Schema through ajv, a Standard Schema through its
+ * own library, so refinements and transforms apply). Codex itself does not validate it.
  */
 async function runUtility(options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError('runUtility: options must be an object')
   }
-  const schema = options.outputSchema
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
-    throw new TypeError('options.outputSchema must be a JSON Schema object')
+  if (options.outputSchema === undefined) {
+    throw new TypeError('options.outputSchema is required: a JSON Schema object or a Standard Schema (zod, valibot, arktype, …)')
   }
-  const validate = validatorFor(schema)
-  const terminal = await runTurn(options).outcome
+  const schema = outputSchema(options.outputSchema)
+  const terminal = await startTurn(options, schema.wire).outcome
   if (terminal.status === 'cancelled') {
-    throw new UtilityError(terminal, {
-      source: 'turn',
-      code: 'CANCELLED',
-      message: `the utility call was cancelled (${terminal.cancellation})`,
-      detail: { cancellation: terminal.cancellation },
-    })
+    const reason = terminal.abortReason
+    throw new UtilityError(
+      terminal,
+      {
+        source: 'turn',
+        code: 'CANCELLED',
+        message: `the utility call was cancelled (${terminal.cancellation})${reasonText(reason)}`,
+        detail: { cancellation: terminal.cancellation },
+      },
+      { cause: reason },
+    )
   }
   if (terminal.status !== 'completed') throw new UtilityError(terminal, terminal.failure)
-  if (!validate(terminal.structuredOutput)) {
+  const checked = await schema.validate(terminal.structuredOutput)
+  if (!checked.ok) {
     throw new UtilityError(terminal, {
       source: 'turn',
       code: 'STRUCTURED_OUTPUT_MISMATCH',
-      message: `the final message does not match outputSchema: ${ajv.errorsText(validate.errors)}`,
-      detail: { text: terminal.finalMessage, errors: validate.errors },
+      message: `the final message does not match outputSchema: ${checked.message}`,
+      detail: { text: terminal.finalMessage, ...checked.detail },
     })
   }
   return {
-    output: terminal.structuredOutput,
+    output: checked.value,
     text: terminal.finalMessage,
     usage: terminal.usage,
     threadId: terminal.threadId,

@@ -24,8 +24,8 @@ import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { checkpoint, hang, messageResponse, sse, start, usage } from '../__test__/support/mock-responses.mjs'
-import { codexBinaryPath, createCodexHome, createGitCwd } from '../__test__/support/codex-home.mjs'
+import { checkpoint, hang, messageResponse, sse, start, usage } from '../testing/mock-responses.js'
+import { codexBinaryPath, createCodexHome, createGitCwd } from '../testing/codex-home.js'
 import { describeProcess, liveWithEnv, median, timeProcScan } from './common.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))

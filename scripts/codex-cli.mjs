@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { codexBinaryPath, codexVersion } from '../__test__/support/codex-home.mjs'
+import { codexBinaryPath, codexVersion } from '../testing/codex-home.js'
 
 export { codexVersion }
 

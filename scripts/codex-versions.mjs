@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { codexBinaryPath, codexVersion, PINNED_CODEX_VERSION } from '../__test__/support/codex-home.mjs'
+import { codexBinaryPath, codexVersion, PINNED_CODEX_VERSION } from '../testing/codex-home.js'
 
 /**
  * The compatibility matrix, oldest first: the oldest version discovery accepts, one between

@@ -91,8 +91,8 @@ function loadAddon() {
 }
 
 async function setupMock() {
-  const mock = await import('../__test__/support/mock-responses.mjs')
-  const { createCodexHome, createGitCwd } = await import('../__test__/support/codex-home.mjs')
+  const mock = await import('../testing/mock-responses.js')
+  const { createCodexHome, createGitCwd } = await import('../testing/codex-home.js')
   const cwd = createGitCwd({
     prefix: 'rennet-demo-',
     files: {

@@ -33,7 +33,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startAppServer } from '../__test__/fixtures/mcp/app-server.mjs'
 import { STDIO_SERVER } from '../__test__/fixtures/mcp/fixture-home.mjs'
-import { createGitCwd, isolatedEnv, renderConfigToml } from '../__test__/support/codex-home.mjs'
+import { createGitCwd, isolatedEnv, renderConfigToml } from '../testing/codex-home.js'
 import { ensureCodex, versionsFromArgs } from './codex-versions.mjs'
 import { runIsolated } from './netns.mjs'
 

@@ -1,15 +1,18 @@
 // `pnpm pack:check`: the package as a user installs it. Packs the root package and this
 // machine's platform package with `npm pack`, installs both into a scratch project outside the
 // repository, and from there runs one real turn (the pinned Codex against the loopback mock
-// model) through `import` and through `require`, and compiles a TypeScript consumer against the
-// installed types. Proves the `files` lists, the loader and the types. Needs a built addon
-// (`pnpm build`); the install fetches the package's own dependencies (ajv) from the registry.
+// model) through `import` and through `require`, one turn against the test kit's scripted fake
+// and one structured call, all with `@rennet/codex/testing` as installed, and compiles TypeScript
+// consumers of the main entry and of the kit against the installed types. Proves the `files`
+// lists, the loader, the kit and the types. Needs a built addon (`pnpm build`); the install
+// fetches the package's own dependencies (ajv, ajv-formats) from the registry. The consumer has
+// no `@openai/codex` of its own, so the kit is pointed at this repository's pinned CLI.
 
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -58,7 +61,18 @@ try {
   const root = pack(ROOT)
   console.log(`packed ${root.files.length} files in the root package, ${platform.files.length} in ${platformDir}`)
 
-  const mustShip = ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'binding.js', 'binding.d.ts', 'package.json', 'types/codex/v2/ThreadItem.d.ts']
+  const mustShip = [
+    'index.js',
+    'index.mjs',
+    'index.d.ts',
+    'index.d.mts',
+    'binding.js',
+    'binding.d.ts',
+    'output-schema.js',
+    'package.json',
+    'types/codex/v2/ThreadItem.d.ts',
+    ...['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'fake-codex.js', 'fake-codex-server.js', 'mock-responses.js', 'mock-responses.d.ts', 'codex-home.js', 'codex-home.d.ts'].map((f) => `testing/${f}`),
+  ]
   const missing = mustShip.filter((f) => !root.files.includes(f))
   if (missing.length) fail(`the root package lacks ${missing.join(', ')}`)
   const stray = root.files.filter((f) => /(^|\/)(src|__test__|scripts|npm|target|node_modules)\//.test(f) || f.endsWith('.node'))
@@ -73,38 +87,52 @@ try {
   const installed = join(consumer, 'node_modules', ...pkg.name.split('/'))
   if (readdirSync(installed).some((f) => f.endsWith('.node'))) fail('the installed root package carries an addon of its own')
 
-  // 3. One real turn through each entry; the addon can only come from the platform package.
-  const support = (name) => pathToFileURL(join(ROOT, '__test__', 'support', name)).href
-  const turnScript = (load) => `
+  // 3. Through each entry: one real turn (the pinned CLI against the kit's mock model), one turn
+  // against the kit's scripted fake, one structured call; the addon can only come from the
+  // platform package, and the main entry loads nothing of the kit.
+  const turnScript = (load, loadKit) => `
 ${load}
-const mock = await import(${JSON.stringify(support('mock-responses.mjs'))})
-const { createCodexHome, createGitCwd } = await import(${JSON.stringify(support('codex-home.mjs'))})
-const server = await mock.start([mock.sse(mock.messageResponse(['packed ', 'and ', 'installed']))])
-const home = createCodexHome({ baseUrl: server.url, prefix: 'rennet-pack-home-' })
-const cwd = createGitCwd({ prefix: 'rennet-pack-cwd-' })
+const testingLoaded = Object.keys(require.cache).filter((file) => file.includes(${JSON.stringify(`${pkg.name.split('/').pop()}/testing/`)}))
+${loadKit}
+const model = await kit.startMockModel([kit.messageResponse(['packed ', 'and ', 'installed']), kit.jsonMessageResponse({ answer: 42 })])
+const cwd = kit.createGitCwd({ prefix: 'rennet-pack-cwd-' })
 try {
-  const turn = codex.runTurn({ prompt: 'Say it.', cwd: cwd.path, codexPath: home.codexPath, env: home.env })
+  const codexPath = kit.codexBinaryPath({ from: ${JSON.stringify(ROOT)} })
+  const turn = codex.runTurn({ prompt: 'Say it.', cwd: cwd.path, codexPath, env: model.env })
   const kinds = new Set()
   for await (const event of turn) kinds.add(event.type)
   const outcome = await turn.outcome
+  const schema = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'], additionalProperties: false }
+  const utility = await codex.runUtility({ prompt: 'Answer.', cwd: cwd.path, codexPath, env: model.env, outputSchema: schema })
+  const fakePath = kit.writeFakeCodex({ steps: [{ type: 'message', text: ['fake ', 'and ', 'installed'] }] })
+  const fake = await codex.runTurn({ prompt: 'Say it.', cwd: cwd.path, codexPath: fakePath }).outcome
+  const fakeRuns = kit.fakeCodexRuns(fakePath).map((run) => run.argv[0])
   const loadedFrom = require.resolve(${JSON.stringify(`${pkg.name}-${platformDir}`)})
-  console.log(JSON.stringify({ status: outcome.status, finalMessage: outcome.finalMessage, failure: outcome.failure, events: [...kinds], loadedFrom }))
+  console.log(JSON.stringify({ status: outcome.status, finalMessage: outcome.finalMessage, failure: outcome.failure, events: [...kinds], loadedFrom, utility: utility.output, fake: fake.finalMessage, fakeRuns, testingLoaded }))
 } finally {
-  await server.close()
-  home.cleanup()
+  await model.close()
   cwd.cleanup()
 }
 `
   const requireLine = `import { createRequire } from 'node:module'\nconst require = createRequire(import.meta.url)\n`
-  writeFileSync(join(consumer, 'turn-esm.mjs'), turnScript(`${requireLine}import * as codex from ${JSON.stringify(pkg.name)}`))
-  writeFileSync(join(consumer, 'turn-cjs.mjs'), turnScript(`${requireLine}const codex = require(${JSON.stringify(pkg.name)})`))
+  writeFileSync(
+    join(consumer, 'turn-esm.mjs'),
+    turnScript(`${requireLine}import * as codex from ${JSON.stringify(pkg.name)}`, `const kit = await import(${JSON.stringify(`${pkg.name}/testing`)})`),
+  )
+  writeFileSync(
+    join(consumer, 'turn-cjs.mjs'),
+    turnScript(`${requireLine}const codex = require(${JSON.stringify(pkg.name)})`, `const kit = require(${JSON.stringify(`${pkg.name}/testing`)})`),
+  )
   for (const script of ['turn-esm.mjs', 'turn-cjs.mjs']) {
     const result = JSON.parse(run(process.execPath, [script], consumer, { env: { ...baseEnv, RENNET_LOG: '' } }).trim().split('\n').pop())
-    console.log(`${script}: ${result.status}, "${result.finalMessage}", events ${result.events.join(' ')}`)
+    console.log(`${script}: ${result.status}, "${result.finalMessage}", events ${result.events.join(' ')}; utility ${JSON.stringify(result.utility)}; fake "${result.fake}"`)
     if (result.status !== 'completed' || result.finalMessage !== 'packed and installed') {
       fail(`${script} did not complete the turn: ${JSON.stringify(result)}`)
     }
     if (!result.loadedFrom.startsWith(join(consumer, 'node_modules'))) fail(`${script} resolved the platform package outside the consumer`)
+    if (result.utility?.answer !== 42) fail(`${script}: the structured call gave ${JSON.stringify(result.utility)}`)
+    if (result.fake !== 'fake and installed' || result.fakeRuns.join() !== 'app-server') fail(`${script}: the kit's fake gave ${JSON.stringify(result)}`)
+    if (result.testingLoaded.length) fail(`${script}: the main entry loaded ${result.testingLoaded.join(', ')}`)
   }
 
   // 4. The installed types, from ESM and CommonJS consumers.
@@ -124,14 +152,30 @@ export const text = (e: codex.HarnessEvent): string =>
 `,
   )
   writeFileSync(
+    join(consumer, 'kit.mts'),
+    `import { runTurn } from '${pkg.name}'
+import { writeFakeCodex, fakeCodexRuns, startMockModel, messageResponse, type FakeStep } from '${pkg.name}/testing'
+const steps: FakeStep[] = [{ type: 'message', text: ['a', 'b'] }, { type: 'fail', message: 'no' }]
+export const path: string = writeFakeCodex({ steps })
+export const argv: string[] = fakeCodexRuns(path)[0].argv
+export const go = async () => runTurn({ prompt: 'p', cwd: '/', env: (await startMockModel([messageResponse('hi')])).env })
+`,
+  )
+  writeFileSync(
+    join(consumer, 'kit.cts'),
+    `import kit = require('${pkg.name}/testing')
+export const path: string = kit.writeFakeCodex({ steps: [{ type: 'hang' }], interrupt: 'ignore' })
+`,
+  )
+  writeFileSync(
     join(consumer, 'tsconfig.json'),
     JSON.stringify({
       compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, types: [] },
-      files: ['consumer.mts', 'consumer.cts'],
+      files: ['consumer.mts', 'consumer.cts', 'kit.mts', 'kit.cts'],
     }),
   )
   run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'], consumer)
-  console.log('types: an ESM and a CommonJS consumer compile against the installed package')
+  console.log('types: ESM and CommonJS consumers of the package and of its test kit compile against the installed package')
   console.log(`pack:check passed${keep ? ` (kept ${scratch})` : ''}`)
 } finally {
   if (!keep) rmSync(scratch, { recursive: true, force: true })

@@ -36,7 +36,7 @@ import { fileURLToPath } from 'node:url'
 import { listMcpStatus, startAppServer } from '../__test__/fixtures/mcp/app-server.mjs'
 import { FIXTURE_SERVERS, createMcpFixture } from '../__test__/fixtures/mcp/fixture-home.mjs'
 import { startHttpMcpServer } from '../__test__/fixtures/mcp/mcp-servers.mjs'
-import { codexBinaryPath } from '../__test__/support/codex-home.mjs'
+import { codexBinaryPath } from '../testing/codex-home.js'
 
 const require = createRequire(import.meta.url)
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')

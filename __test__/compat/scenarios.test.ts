@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { startHttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
-import { codexUnderTest } from '../support/codex-home.mjs'
+import { codexUnderTest } from '../../testing/codex-home.js'
 import {
   execCommandResponse,
   functionCallOutputs,
@@ -25,7 +25,7 @@ import {
   offeredTools,
   response,
   usage,
-} from '../support/mock-responses.mjs'
+} from '../../testing/mock-responses.js'
 import { eventually } from '../support/procs.js'
 import { runRealTurn, usageOf } from '../real/harness.js'
 

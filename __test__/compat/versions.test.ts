@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 // @ts-expect-error plain ESM scripts without declarations
 import { CI_VERSIONS, MATRIX, cacheDir, cachedCodex, ensureCodex, versionsFromArgs } from '../../scripts/codex-versions.mjs'
-import { codexBinaryPath, PINNED_CODEX_VERSION } from '../support/codex-home.mjs'
+import { codexBinaryPath, PINNED_CODEX_VERSION } from '../../testing/codex-home.js'
 
 const dirs: string[] = []
 afterEach(() => {

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-import { codexBinaryPath, PINNED_CODEX_VERSION } from '../support/codex-home.mjs'
+import { codexBinaryPath, PINNED_CODEX_VERSION } from '../../testing/codex-home.js'
 import { eventually } from '../support/procs.js'
 import { discover, sandboxPerTest } from './fakes.js'
 

@@ -165,15 +165,17 @@ describe('AbortSignal', () => {
       5000,
       'events',
     )
-    expect(events[events.length - 1]).toEqual(cancelled('interrupted', THREAD_ID, TURN_ID))
+    // The signal's reason (here the default AbortError) comes along as abortReason.
+    expect(events[events.length - 1]).toEqual({ ...cancelled('interrupted', THREAD_ID, TURN_ID), abortReason: controller.signal.reason })
     expect(log.requests('turn/interrupt')).toHaveLength(1)
   })
 
   it('an already-aborted signal cancels at once, before any turn', async () => {
-    const { turn, log } = fakeTurn('minimal', { signal: AbortSignal.abort() })
+    const signal = AbortSignal.abort()
+    const { turn, log } = fakeTurn('minimal', { signal })
     const events = await within(collect(turn), 5000, 'events')
     const terminal = assertOneTerminalLast(events)
-    expect(terminal).toEqual(cancelled('killed', null, null))
+    expect(terminal).toEqual({ ...cancelled('killed', null, null), abortReason: signal.reason })
     expect(types(events)).not.toContain('turnStarted')
     expect(log.methods()).not.toContain('turn/start')
   })

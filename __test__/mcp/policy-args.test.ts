@@ -14,7 +14,7 @@ import { createMcpFixture, FIXTURE_SECRETS, FIXTURE_SERVERS } from '../fixtures/
 import type { McpFixture } from '../fixtures/mcp/fixture-home.mjs'
 import { startHttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
 import type { HttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
-import { codexBinaryPath } from '../support/codex-home.mjs'
+import { codexBinaryPath } from '../../testing/codex-home.js'
 import {
   functionCallOutputs,
   mcpToolCallItem,
@@ -22,8 +22,8 @@ import {
   offeredTools,
   response,
   start as startMock,
-} from '../support/mock-responses.mjs'
-import type { MockServer } from '../support/mock-responses.mjs'
+} from '../../testing/mock-responses.js'
+import type { MockServer } from '../../testing/mock-responses.js'
 
 const codexPath = codexBinaryPath()
 const SERVER = 'rennet_loop'

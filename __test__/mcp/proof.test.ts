@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { FIXTURE_SECRETS, FIXTURE_SERVERS } from '../fixtures/mcp/fixture-home.mjs'
-import { codexBinaryPath } from '../support/codex-home.mjs'
+import { codexBinaryPath } from '../../testing/codex-home.js'
 
 const ROOT = resolve(__dirname, '..', '..')
 const SCRIPT = join(ROOT, 'scripts', 'real-mcp-isolation.mjs')

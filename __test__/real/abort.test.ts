@@ -3,7 +3,7 @@
 // well within the grace); before the turn id is known the child is killed (cancelled/killed).
 import { describe, expect, it } from 'vitest'
 
-import { hangingMessage } from '../support/mock-responses.mjs'
+import { hangingMessage } from '../../testing/mock-responses.js'
 import { eventually } from '../support/procs.js'
 import { runRealTurn } from './harness.js'
 

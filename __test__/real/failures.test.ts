@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest'
 
 import type { TerminalEvent } from '../../index.js'
-import { closeEarly, created, failedResponse, httpError, messageItem } from '../support/mock-responses.mjs'
-import type { ScriptedResponse } from '../support/mock-responses.mjs'
+import { closeEarly, created, failedResponse, httpError, messageItem } from '../../testing/mock-responses.js'
+import type { ScriptedResponse } from '../../testing/mock-responses.js'
 import { runRealTurn } from './harness.js'
 
 interface Expected {

@@ -15,10 +15,10 @@ import { expect } from 'vitest'
 
 import { runTurn } from '../../index.js'
 import type { HarnessEvent, RunTurnOptions, TerminalEvent, Turn } from '../../index.js'
-import { codexUnderTest, createCodexHome, createGitCwd } from '../support/codex-home.mjs'
-import type { CodexHome, GitCwd } from '../support/codex-home.mjs'
-import { start } from '../support/mock-responses.mjs'
-import type { MockServer, ScriptedResponse } from '../support/mock-responses.mjs'
+import { codexUnderTest, createCodexHome, createGitCwd } from '../../testing/codex-home.js'
+import type { CodexHome, GitCwd } from '../../testing/codex-home.js'
+import { start } from '../../testing/mock-responses.js'
+import type { MockServer, ScriptedResponse } from '../../testing/mock-responses.js'
 import { allProcesses, eventually, liveInGroup } from '../support/procs.js'
 
 export type StartedEvent = Extract<HarnessEvent, { type: 'started' }>

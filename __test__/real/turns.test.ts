@@ -11,8 +11,8 @@ import {
   jsonMessageResponse,
   messageResponse,
   usage,
-} from '../support/mock-responses.mjs'
-import { codexUnderTest } from '../support/codex-home.mjs'
+} from '../../testing/mock-responses.js'
+import { codexUnderTest } from '../../testing/codex-home.js'
 import { eventually, isAlive } from '../support/procs.js'
 import { runRealTurn, usageOf } from './harness.js'
 import type { NativeItem } from '../../index.js'

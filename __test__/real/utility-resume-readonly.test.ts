@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { runTurn, runUtility, UtilityError } from '../../index.js'
 import type { HarnessEvent, TerminalEvent } from '../../index.js'
-import { createCodexHome, createGitCwd } from '../support/codex-home.mjs'
-import type { CodexHome, GitCwd } from '../support/codex-home.mjs'
+import { createCodexHome, createGitCwd } from '../../testing/codex-home.js'
+import type { CodexHome, GitCwd } from '../../testing/codex-home.js'
 import {
   execCommandResponse,
   hang,
@@ -14,8 +14,8 @@ import {
   messageResponse,
   start,
   usage,
-} from '../support/mock-responses.mjs'
-import type { MockServer, ScriptedResponse } from '../support/mock-responses.mjs'
+} from '../../testing/mock-responses.js'
+import type { MockServer, ScriptedResponse } from '../../testing/mock-responses.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
 const cleanups: Array<() => unknown> = []
@@ -101,6 +101,9 @@ describe('runUtility with the real binary', () => {
     expect(error).toBeInstanceOf(UtilityError)
     expect(error.code).toBe('CANCELLED')
     expect(error.terminal.cancellation).toBe('interrupted')
+    // The signal's reason (here its default AbortError) is the cause, as in Node's own APIs.
+    expect(error.cause).toBe(controller.signal.reason)
+    expect(error.terminal.abortReason).toBe(controller.signal.reason)
   })
 
   it('rejects options without a schema as a TypeError', async () => {

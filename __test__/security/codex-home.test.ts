@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest'
 
 import type { RunTurnOptions } from '../../index.js'
 import { startHttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
-import type { CodexHome } from '../support/codex-home.mjs'
-import { messageResponse } from '../support/mock-responses.mjs'
+import type { CodexHome } from '../../testing/codex-home.js'
+import { messageResponse } from '../../testing/mock-responses.js'
 import { runRealTurn } from '../real/harness.js'
 
 /**

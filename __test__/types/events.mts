@@ -3,6 +3,10 @@
 import { runTurn, runUtility, setLogger, UtilityError } from '@rennet/codex'
 import type { HarnessEvent, LogRecord, NativeItem, TerminalEvent } from '@rennet/codex'
 import codex from '@rennet/codex'
+import { toStandardJsonSchema } from '@valibot/to-json-schema'
+import { type } from 'arktype'
+import * as v from 'valibot'
+import { z } from 'zod'
 
 /** A UI transcript line per event, as an adapter would build it. */
 export function describe(event: HarnessEvent): string {
@@ -63,6 +67,48 @@ export async function utility(cwd: string): Promise<unknown> {
     if (error instanceof UtilityError) return error.code
     throw error
   }
+}
+
+/** A Standard Schema's output type (transforms applied) becomes the result's `output`. */
+export async function typedUtility(cwd: string): Promise<number> {
+  const Count = z.object({ count: z.string().transform(Number), note: z.string().nullable() })
+  const { output } = await runUtility({ prompt: 'x', cwd, outputSchema: Count, signal: AbortSignal.timeout(1000) })
+  const note: string | null = output.note
+  // @ts-expect-error the transform made `count` a number
+  const text: string = output.count
+  // @ts-expect-error there is no such field
+  output.missing
+  return output.count + (note ?? text).length
+}
+
+export async function otherLibraries(cwd: string): Promise<string> {
+  const fromValibot = await runUtility({ prompt: 'x', cwd, outputSchema: toStandardJsonSchema(v.object({ name: v.string() })) })
+  const fromArktype = await runUtility({ prompt: 'x', cwd, outputSchema: type({ name: 'string' }) })
+  // @ts-expect-error a string is not a number
+  const wrong: number = fromArktype.output.name
+  return fromValibot.output.name + fromArktype.output.name + wrong
+}
+
+export async function jsonSchemaUtility(cwd: string): Promise<string> {
+  const schema = { type: 'object', properties: { language: { type: 'string' } }, required: ['language'], additionalProperties: false }
+  const named = await runUtility<{ language: string }>({ prompt: 'x', cwd, outputSchema: schema })
+  const plain = await runUtility({ prompt: 'x', cwd, outputSchema: schema })
+  // @ts-expect-error without a type argument a JSON Schema's output is unknown
+  const unnamed: string = plain.output
+  return named.output.language + unnamed
+}
+
+export async function whyCancelled(cwd: string): Promise<unknown> {
+  const turn = runTurn({ prompt: 'x', cwd })
+  turn.abort(new Error('the user pressed Stop'))
+  turn.abort()
+  const outcome = await turn.outcome
+  try {
+    await runUtility({ prompt: 'x', cwd, outputSchema: { type: 'object' }, signal: AbortSignal.timeout(400) })
+  } catch (error) {
+    if (error instanceof UtilityError && error.code === 'CANCELLED') return error.cause
+  }
+  return outcome.status === 'cancelled' ? outcome.abortReason : null
 }
 
 setLogger((record: LogRecord) => {

@@ -1,4 +1,4 @@
-// Types for mock-responses.mjs (the loopback mock of the OpenAI Responses API).
+// Types for mock-responses.js (the loopback mock of the OpenAI Responses API).
 
 export type SseEvent = Record<string, unknown>
 

@@ -1,17 +1,19 @@
-// Types for codex-home.mjs.
+// Types for codex-home.js.
 
+/** The codex-cli version this package is tested with. */
 export const PINNED_CODEX_VERSION: string
 
 /**
- * Absolute path of the native `codex` binary of the `@openai/codex` resolved from `from`
- * (default: the pinned devDependency), through its platform package.
+ * Absolute path of the native `codex` binary of the installed `@openai/codex` (its platform
+ * package), looked up from `from`, beside this package, then the working directory. Throws when
+ * `@openai/codex` is not installed.
  */
 export function codexBinaryPath(options?: { from?: string }): string
 
 /** The version `codex --version` prints. */
 export function codexVersion(bin: string): string
 
-/** The Codex the real-binary suites run: RENNET_TEST_CODEX_BIN, else the pinned binary. */
+/** The Codex binary under test: `RENNET_TEST_CODEX_BIN` (an absolute path), else `codexBinaryPath()`. */
 export function codexUnderTest(): { path: string; version: string }
 
 export function renderConfigToml(options: { baseUrl: string; model?: string; extra?: string }): string
@@ -27,8 +29,8 @@ export interface CodexHome {
   configText: string
   /** Pass to runTurn's `env` (merged over the inherited environment). */
   env: Record<string, string>
-  /** The native binary under test (codexUnderTest()). */
-  codexPath: string
+  /** The binary under test (`codexUnderTest()`, looked up when read; throws when none is installed). */
+  readonly codexPath: string
   initialHash: string | null
   configHash(): string | null
   readConfig(): string

@@ -1,20 +1,18 @@
+'use strict'
 // Per-test Codex environment for real-binary runs: a fresh temporary HOME and CODEX_HOME whose
 // config.toml selects the loopback mock provider, the env to hand to runTurn, the native binary
 // under test (the pinned one unless RENNET_TEST_CODEX_BIN names another), a git-initialised
 // temporary cwd, and a config.toml fingerprint to prove a turn did not write to the user's
 // configuration (no `[projects."<cwd>"] trust_level` entry).
 //
-// Plain ESM JavaScript so that scripts/demo.mjs (plain node) and the vitest suites share one
-// copy. Types: codex-home.d.mts.
+// Part of `@rennet/codex/testing`; also what this package's own suites, `pnpm demo` and the
+// bench use. CommonJS, so that it loads from `require` and `import` alike. Types: codex-home.d.ts.
 
-import { execFileSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-
-const require = createRequire(import.meta.url)
+const { execFileSync } = require('node:child_process')
+const { createHash } = require('node:crypto')
+const { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { dirname, join } = require('node:path')
 
 const TARGETS = {
   'linux-x64': { pkg: '@openai/codex-linux-x64', triple: 'x86_64-unknown-linux-musl' },
@@ -25,22 +23,35 @@ const TARGETS = {
   'win32-arm64': { pkg: '@openai/codex-win32-arm64', triple: 'aarch64-pc-windows-msvc' },
 }
 
-/** The codex-cli version of the pinned devDependency. */
-export const PINNED_CODEX_VERSION = '0.171.0'
+/** The codex-cli version this package is tested with (its pinned devDependency). */
+const PINNED_CODEX_VERSION = '0.171.0'
+
+/** Where `@openai/codex` is looked for: `from`, then beside this package, then the working directory. */
+function resolveLauncher(from) {
+  const paths = [from, __dirname, process.cwd()].filter(Boolean)
+  for (const path of paths) {
+    try {
+      return require.resolve('@openai/codex/package.json', { paths: [path] })
+    } catch {
+      // next place
+    }
+  }
+  throw new Error(
+    `@openai/codex is not installed where ${paths.join(', ')} can see it: add it as a devDependency (npm i -D @openai/codex) to run the real Codex CLI`,
+  )
+}
 
 /**
- * Absolute path of the native `codex` binary of an installed `@openai/codex`: resolve the
- * launcher package from `from` (default: this repository, i.e. the pinned devDependency), then
- * its platform package from the launcher's own directory (pnpm keeps it there, npm at the top
- * level), then `vendor/<triple>/bin/codex`.
- * @param {{ from?: string }} [options]
+ * Absolute path of the native `codex` binary of the installed `@openai/codex`: resolve the
+ * launcher package, then its platform package from that package's own directory (pnpm keeps
+ * it there, not at the top level), then `vendor/<triple>/bin/codex`.
+ * @param {{ from?: string }} [options] a directory to resolve `@openai/codex` from first
  */
-export function codexBinaryPath({ from } = {}) {
+function codexBinaryPath(options = {}) {
   const key = `${process.platform}-${process.arch}`
   const target = TARGETS[key]
-  if (!target) throw new Error(`no Codex binary for ${key}`)
-  const launcherPkg = require.resolve('@openai/codex/package.json', from ? { paths: [from] } : undefined)
-  const launcherDir = dirname(realpathSync(launcherPkg))
+  if (!target) throw new Error(`no Codex binary is published for ${key}`)
+  const launcherDir = dirname(realpathSync(resolveLauncher(options.from)))
   let platformPkg
   try {
     platformPkg = require.resolve(`${target.pkg}/package.json`, { paths: [launcherDir] })
@@ -49,12 +60,12 @@ export function codexBinaryPath({ from } = {}) {
   }
   const exe = process.platform === 'win32' ? 'codex.exe' : 'codex'
   const binary = join(dirname(realpathSync(platformPkg)), 'vendor', target.triple, 'bin', exe)
-  if (!existsSync(binary)) throw new Error(`Codex binary missing at ${binary}`)
+  if (!existsSync(binary)) throw new Error(`the Codex binary is missing at ${binary}`)
   return binary
 }
 
 /** The version a `codex --version` prints (`codex-cli 0.171.0` → `0.171.0`). */
-export function codexVersion(bin) {
+function codexVersion(bin) {
   const out = execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim()
   const match = /(\d+\.\d+\.\d+\S*)/.exec(out)
   if (!match) throw new Error(`${bin} --version printed no version: ${out}`)
@@ -69,14 +80,14 @@ let underTest = null
  * devDependency. Its version is asked once.
  * @returns {{ path: string, version: string }}
  */
-export function codexUnderTest() {
+function codexUnderTest() {
   const path = process.env.RENNET_TEST_CODEX_BIN || codexBinaryPath()
   if (underTest?.path !== path) underTest = { path, version: codexVersion(path) }
   return underTest
 }
 
 /** The config.toml that selects the loopback mock provider (reference §13.1). */
-export function renderConfigToml({ baseUrl, model = 'mock-model', extra = '' }) {
+function renderConfigToml({ baseUrl, model = 'mock-model', extra = '' }) {
   return [
     `model = ${JSON.stringify(model)}`,
     'model_provider = "mock"',
@@ -97,7 +108,7 @@ export function renderConfigToml({ baseUrl, model = 'mock-model', extra = '' }) 
 }
 
 /** sha256 of a file's bytes, or null when it does not exist. */
-export function hashFile(path) {
+function hashFile(path) {
   try {
     return createHash('sha256').update(readFileSync(path)).digest('hex')
   } catch {
@@ -117,7 +128,7 @@ function tempDir(prefix) {
  * @param {string} codexHome
  * @returns {Record<string, string>}
  */
-export function isolatedEnv(home, codexHome) {
+function isolatedEnv(home, codexHome) {
   return {
     HOME: home,
     CODEX_HOME: codexHome,
@@ -141,7 +152,7 @@ export function isolatedEnv(home, codexHome) {
  * also blanks variables that would make the child reach outside (API keys, BASH_ENV) and
  * keeps loopback off any proxy.
  */
-export function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-codex-' }) {
+function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-codex-' }) {
   const root = tempDir(prefix)
   const home = join(root, 'home')
   const codexHome = join(root, 'codex-home')
@@ -164,7 +175,10 @@ export function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 're
     configPath,
     configText,
     env,
-    codexPath: codexUnderTest().path,
+    /** The binary under test (`codexUnderTest()`, looked up on first read). */
+    get codexPath() {
+      return codexUnderTest().path
+    },
     /** sha256 of config.toml as written. */
     initialHash,
     /** sha256 of config.toml now. */
@@ -179,7 +193,7 @@ export function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 're
  * A temporary directory initialised as a git repository (so the trust-write hazard of a
  * writable thread sandbox is real), with one committed file.
  */
-export function createGitCwd({ prefix = 'rennet-cwd-', files = { 'README.md': 'scratch repo for a Codex turn\n' } } = {}) {
+function createGitCwd({ prefix = 'rennet-cwd-', files = { 'README.md': 'scratch repo for a Codex turn\n' } } = {}) {
   const path = tempDir(prefix)
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(dirname(join(path, name)), { recursive: true })
@@ -199,4 +213,16 @@ export function createGitCwd({ prefix = 'rennet-cwd-', files = { 'README.md': 's
   git('add', '-A')
   git('commit', '-q', '-m', 'init', '--allow-empty')
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+module.exports = {
+  PINNED_CODEX_VERSION,
+  codexBinaryPath,
+  codexVersion,
+  codexUnderTest,
+  renderConfigToml,
+  hashFile,
+  isolatedEnv,
+  createCodexHome,
+  createGitCwd,
 }

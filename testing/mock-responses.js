@@ -1,7 +1,8 @@
-// A loopback mock of the OpenAI Responses API for driving the real `codex app-server`.
-//
-// Plain ESM JavaScript so that both the vitest suites (TypeScript) and `scripts/demo.mjs`
-// (plain node, no loader) import the same copy. Types: mock-responses.d.mts.
+'use strict'
+// A loopback mock of the OpenAI Responses API for driving the real `codex app-server`: part of
+// `@rennet/codex/testing`, and what this package's own real-Codex suites, `pnpm demo` and the
+// bench use. CommonJS, so that it loads from `require` and `import` alike. Types:
+// mock-responses.d.ts.
 //
 // A scenario is a list of scripted responses, one per `POST /v1/responses`, in order:
 //   - an array of SSE event objects          → 200 text/event-stream, each sent as `data: <json>\n\n`, then end
@@ -25,39 +26,39 @@
 //
 // Wire facts are from codex-cli 0.171.0 (reference/app-server-protocol.md §13).
 
-import { createServer } from 'node:http'
+const { createServer } = require('node:http')
 
 /** @typedef {Record<string, unknown>} SseEvent */
 
 const KIND = Symbol('mockResponseKind')
 
 /** Milliseconds on the monotonic clock (process.hrtime), comparable between processes. */
-export function monotonicMs() {
+function monotonicMs() {
   return Number(process.hrtime.bigint()) / 1e6
 }
 
 /** A point in an SSE body where the mock calls `fn` and waits for the promise it returns. */
-export function checkpoint(fn) {
+function checkpoint(fn) {
   return { [KIND]: 'checkpoint', fn }
 }
 
 /** SSE body that ends normally after the events. */
-export function sse(events, { delayMs = 0 } = {}) {
+function sse(events, { delayMs = 0 } = {}) {
   return { [KIND]: 'sse', events, delayMs, end: 'end' }
 }
 
 /** SSE body that stays open after the events (until the client goes away or close()). */
-export function hang(events = [], { delayMs = 0 } = {}) {
+function hang(events = [], { delayMs = 0 } = {}) {
   return { [KIND]: 'sse', events, delayMs, end: 'hang' }
 }
 
 /** SSE body that ends after the events without `response.completed`. */
-export function closeEarly(events = [], { delayMs = 0, destroy = false } = {}) {
+function closeEarly(events = [], { delayMs = 0, destroy = false } = {}) {
   return { [KIND]: 'sse', events, delayMs, end: destroy ? 'destroy' : 'end' }
 }
 
 /** Plain HTTP error status with a JSON body. */
-export function httpError(status, body = { error: { message: `mock status ${status}`, type: 'server_error', code: null } }) {
+function httpError(status, body = { error: { message: `mock status ${status}`, type: 'server_error', code: null } }) {
   return { [KIND]: 'http', status, body }
 }
 
@@ -75,7 +76,7 @@ function normalise(response) {
  * @param {Array<unknown>} scenario
  * @param {{ log?: (line: string) => void }} [options]
  */
-export async function start(scenario = [], options = {}) {
+async function start(scenario = [], options = {}) {
   const script = [...scenario]
   /** Every `POST …/responses`, in arrival order. */
   const requests = []
@@ -236,7 +237,7 @@ export async function start(scenario = [], options = {}) {
 // `response()` wraps items into a full response (created … completed with usage).
 
 /** SSE `usage` object. `total` defaults to input + output. */
-export function usage({ input = 0, cached = 0, output = 0, reasoning = 0, total } = {}) {
+function usage({ input = 0, cached = 0, output = 0, reasoning = 0, total } = {}) {
   return {
     input_tokens: input,
     input_tokens_details: { cached_tokens: cached },
@@ -246,11 +247,11 @@ export function usage({ input = 0, cached = 0, output = 0, reasoning = 0, total 
   }
 }
 
-export function created(id) {
+function created(id) {
   return { type: 'response.created', response: { id } }
 }
 
-export function completed(id, usageObject) {
+function completed(id, usageObject) {
   const response = { id }
   if (usageObject) response.usage = usageObject
   return { type: 'response.completed', response }
@@ -260,7 +261,7 @@ export function completed(id, usageObject) {
  * A reasoning item. `summary` is a list of parts, each a string or a list of deltas;
  * `raw` is a list of raw reasoning texts (each a string or a list of deltas), one per content index.
  */
-export function reasoningItem({ id = 'rs_1', outputIndex = 0, summary = [], raw = [] } = {}) {
+function reasoningItem({ id = 'rs_1', outputIndex = 0, summary = [], raw = [] } = {}) {
   const parts = summary.map((p) => (Array.isArray(p) ? p : [p]))
   const raws = raw.map((p) => (Array.isArray(p) ? p : [p]))
   const events = [
@@ -310,7 +311,7 @@ export function reasoningItem({ id = 'rs_1', outputIndex = 0, summary = [], raw 
 }
 
 /** An assistant message streamed as `deltas` (a string is one delta). */
-export function messageItem({ id = 'msg_1', outputIndex = 0, deltas = [] } = {}) {
+function messageItem({ id = 'msg_1', outputIndex = 0, deltas = [] } = {}) {
   const list = typeof deltas === 'string' ? [deltas] : deltas
   const events = [
     {
@@ -331,7 +332,7 @@ export function messageItem({ id = 'msg_1', outputIndex = 0, deltas = [] } = {})
 }
 
 /** A function call of Codex's shell tool `exec_command`. */
-export function execCommandItem({ cmd, callId = 'call_1', outputIndex = 0, yieldTimeMs = 3000, args = {} } = {}) {
+function execCommandItem({ cmd, callId = 'call_1', outputIndex = 0, yieldTimeMs = 3000, args = {} } = {}) {
   const argumentsText = JSON.stringify({ cmd, yield_time_ms: yieldTimeMs, ...args })
   const id = `fc_${callId}`
   return [
@@ -353,7 +354,7 @@ export function execCommandItem({ cmd, callId = 'call_1', outputIndex = 0, yield
  * A function call of an MCP tool. Codex offers MCP tools as namespaced functions
  * (`namespace: "mcp__<server>"`, `name: <tool>`); the flat `mcp__<server>__<tool>` is refused.
  */
-export function mcpToolCallItem({ namespace, name, args = {}, callId = 'call_1', outputIndex = 0 }) {
+function mcpToolCallItem({ namespace, name, args = {}, callId = 'call_1', outputIndex = 0 }) {
   const id = `fc_${callId}`
   const argumentsText = JSON.stringify(args)
   return [
@@ -371,12 +372,12 @@ export function mcpToolCallItem({ namespace, name, args = {}, callId = 'call_1',
 }
 
 /** A complete response: created, the items' events, completed (with usage when given). */
-export function response({ id = 'resp_1', items = [], usage: usageObject } = {}) {
+function response({ id = 'resp_1', items = [], usage: usageObject } = {}) {
   return [created(id), ...items.flat(), completed(id, usageObject)]
 }
 
 /** One response with a streamed assistant message. */
-export function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`, usage: usageObject, reasoning } = {}) {
+function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`, usage: usageObject, reasoning } = {}) {
   const items = []
   let outputIndex = 0
   if (reasoning) items.push(reasoningItem({ id: `rs_${id}`, outputIndex: outputIndex++, ...reasoning }))
@@ -385,7 +386,7 @@ export function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`,
 }
 
 /** One response whose only output is an `exec_command` call. */
-export function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', usage: usageObject, yieldTimeMs, reasoning } = {}) {
+function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', usage: usageObject, yieldTimeMs, reasoning } = {}) {
   const items = []
   let outputIndex = 0
   if (reasoning) items.push(reasoningItem({ id: `rs_${id}`, outputIndex: outputIndex++, ...reasoning }))
@@ -394,7 +395,7 @@ export function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', us
 }
 
 /** A message whose text is `JSON.stringify(value)` (structured output). */
-export function jsonMessageResponse(value, options = {}) {
+function jsonMessageResponse(value, options = {}) {
   return messageResponse([JSON.stringify(value)], options)
 }
 
@@ -402,12 +403,12 @@ export function jsonMessageResponse(value, options = {}) {
  * A response that starts an assistant message, streams one delta, then keeps the stream open
  * (until the client goes away): the model is still "thinking" when a test aborts.
  */
-export function hangingMessage({ id = 'resp_hang', itemId = 'msg_hang', delta = 'thinking about it' } = {}) {
+function hangingMessage({ id = 'resp_hang', itemId = 'msg_hang', delta = 'thinking about it' } = {}) {
   return hang([created(id), ...messageItem({ id: itemId, deltas: [delta] }).slice(0, 2)])
 }
 
 /** `response.failed` with the given error code and message. */
-export function failedResponse({ id = 'resp_f', code = 'server_error', message = 'The model failed to generate a response (mock).' } = {}) {
+function failedResponse({ id = 'resp_f', code = 'server_error', message = 'The model failed to generate a response (mock).' } = {}) {
   return [
     created(id),
     { type: 'response.failed', response: { id, status: 'failed', error: { code, message } } },
@@ -415,13 +416,38 @@ export function failedResponse({ id = 'resp_f', code = 'server_error', message =
 }
 
 /** The `function_call_output` input items of a recorded request body. */
-export function functionCallOutputs(body) {
+function functionCallOutputs(body) {
   const input = body && Array.isArray(body.input) ? body.input : []
   return input.filter((item) => item && item.type === 'function_call_output')
 }
 
 /** The names of the tools a recorded request offered the model (functions and namespaces). */
-export function offeredTools(body) {
+function offeredTools(body) {
   const tools = body && Array.isArray(body.tools) ? body.tools : []
   return tools.filter((tool) => typeof tool?.name === 'string').map((tool) => tool.name)
+}
+
+module.exports = {
+  monotonicMs,
+  checkpoint,
+  sse,
+  hang,
+  closeEarly,
+  httpError,
+  start,
+  usage,
+  created,
+  completed,
+  reasoningItem,
+  messageItem,
+  execCommandItem,
+  response,
+  messageResponse,
+  execCommandResponse,
+  jsonMessageResponse,
+  mcpToolCallItem,
+  hangingMessage,
+  failedResponse,
+  functionCallOutputs,
+  offeredTools,
 }

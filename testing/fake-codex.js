@@ -1,0 +1,163 @@
+'use strict'
+// `writeFakeCodex(script)`: writes an executable that plays a scripted `codex app-server`
+// (fake-codex-server.js) and returns its path, to pass as `codexPath`. `fakeCodexRuns(path)`
+// reads back what each of its processes was started with and received.
+
+const { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { basename, dirname, join } = require('node:path')
+
+const SERVER = join(__dirname, 'fake-codex-server.js')
+const LOG = 'calls.jsonl'
+/** Linux reads at most 127 bytes of a `#!` line before 5.1 (BINPRM_BUF_SIZE); stay below it. */
+const MAX_SHEBANG = 127
+
+const HANDSHAKE = ['initialize', 'thread/start', 'thread/resume', 'turn/start']
+const STEPS = {
+  message: { text: 'text' },
+  reasoning: {},
+  command: { command: 'string' },
+  usage: {},
+  retry: {},
+  serverRequest: { method: 'string' },
+  notification: { method: 'string' },
+  stderr: { text: 'string' },
+  delay: { ms: 'number' },
+  hang: {},
+  fail: { message: 'string' },
+  exit: {},
+  garbage: {},
+}
+
+/** Throws a TypeError naming the first field of `script` that is not what the fake plays. */
+function checkScript(script) {
+  const fail = (path, what) => {
+    throw new TypeError(`writeFakeCodex: script${path} ${what}`)
+  }
+  if (script === null || typeof script !== 'object' || Array.isArray(script)) fail('', 'must be an object')
+  if (script.steps !== undefined && !Array.isArray(script.steps)) fail('.steps', 'must be an array')
+  ;(script.steps ?? []).forEach((step, i) => {
+    const at = `.steps[${i}]`
+    if (step === null || typeof step !== 'object') fail(at, 'must be an object with a type')
+    const fields = STEPS[step.type]
+    if (!fields) fail(`${at}.type`, `must be one of ${Object.keys(STEPS).join(', ')}, got ${JSON.stringify(step.type)}`)
+    for (const [field, kind] of Object.entries(fields)) {
+      const value = step[field]
+      const ok =
+        kind === 'text'
+          ? typeof value === 'string' || (Array.isArray(value) && value.every((d) => typeof d === 'string'))
+          : typeof value === kind && (kind !== 'number' || (Number.isFinite(value) && value >= 0))
+      if (!ok) fail(`${at}.${field}`, kind === 'text' ? 'must be a string or an array of strings (the deltas)' : `must be a ${kind === 'number' ? 'non-negative number' : kind}`)
+    }
+  })
+  if (script.interrupt !== undefined && !['honour', 'ignore', 'exit'].includes(script.interrupt)) {
+    fail('.interrupt', `must be 'honour', 'ignore' or 'exit'`)
+  }
+  for (const [method, answer] of Object.entries(script.answer ?? {})) {
+    if (!HANDSHAKE.includes(method)) fail(`.answer`, `names ${JSON.stringify(method)}; it can answer ${HANDSHAKE.join(', ')}`)
+    if (answer !== 'never' && !(answer && typeof answer === 'object' && answer.error && typeof answer.error === 'object')) {
+      fail(`.answer[${JSON.stringify(method)}]`, `must be 'never' or { error: { code?, message, data? } }`)
+    }
+  }
+  for (const field of ['version', 'threadId', 'turnId']) {
+    if (script[field] !== undefined && (typeof script[field] !== 'string' || !script[field])) fail(`.${field}`, 'must be a non-empty string')
+  }
+  try {
+    JSON.stringify(script)
+  } catch (error) {
+    fail('', `must be JSON: ${error.message}`)
+  }
+}
+
+const created = new Set()
+let cleanupRegistered = false
+
+/** Removes the directories this process created (at exit, or now). */
+function removeCreated() {
+  for (const dir of created) rmSync(dir, { recursive: true, force: true })
+  created.clear()
+}
+
+const shQuote = (text) => `'${text.replaceAll("'", "'\\''")}'`
+
+/**
+ * Writes the fake and returns the path to pass as `codexPath`. Unix: an executable whose
+ * interpreter is `options.node` (default: the running Node), through `#!` when its path fits
+ * in a `#!` line, else a `/bin/sh` script that execs it. Windows: a `.cmd` file.
+ */
+function writeFakeCodex(script = {}, options = {}) {
+  checkScript(script)
+  if (options === null || typeof options !== 'object') throw new TypeError('writeFakeCodex: options must be an object')
+  const node = options.node ?? process.execPath
+  if (typeof node !== 'string' || !node) throw new TypeError('writeFakeCodex: options.node must be the path of a Node executable')
+  const platform = options.platform ?? process.platform
+  const dir = realpathSync(mkdtempSync(join(options.dir ?? tmpdir(), 'rennet-fake-codex-')))
+  if (options.dir === undefined) {
+    created.add(dir)
+    if (!cleanupRegistered) {
+      cleanupRegistered = true
+      process.once('exit', removeCreated)
+    }
+  }
+  const config = join(dir, 'script.json')
+  writeFileSync(config, JSON.stringify({ script, log: join(dir, LOG) }))
+  // The entry is CommonJS whatever `"type"` a package.json above the directory declares.
+  writeFileSync(join(dir, 'package.json'), '{ "type": "commonjs" }\n')
+  const body = `require(${JSON.stringify(SERVER)}).run(${JSON.stringify(config)})\n`
+  if (platform === 'win32') {
+    // Spawned as given (no shell of ours): Windows runs a .cmd through cmd.exe.
+    writeFileSync(join(dir, 'codex.cjs'), body)
+    const path = join(dir, 'codex.cmd')
+    writeFileSync(path, `@"${node}" "${join(dir, 'codex.cjs')}" %*\r\n`)
+    return path
+  }
+  const path = join(dir, 'codex')
+  const shebang = `#!${node}`
+  if (!/\s/.test(node) && Buffer.byteLength(shebang) < MAX_SHEBANG) {
+    writeFileSync(path, `${shebang}\n${body}`)
+  } else {
+    // A #! line cannot hold a path with spaces or one this long: /bin/sh starts Node instead,
+    // replacing itself (exec), so the process is still Node's and keeps its pid.
+    writeFileSync(join(dir, 'codex.cjs'), body)
+    writeFileSync(path, `#!/bin/sh\nexec ${shQuote(node)} ${shQuote(join(dir, 'codex.cjs'))} "$@"\n`)
+  }
+  chmodSync(path, 0o755)
+  return path
+}
+
+/**
+ * What the processes started from a fake were given and received, oldest first: one entry per
+ * process (the app-server of each turn; `mcp list` and other subcommands too).
+ */
+function fakeCodexRuns(codexPath) {
+  if (typeof codexPath !== 'string') throw new TypeError('fakeCodexRuns: codexPath must be the path writeFakeCodex returned')
+  const log = join(dirname(codexPath), LOG)
+  if (!existsSync(join(dirname(codexPath), 'script.json')) || !/^codex(\.cmd)?$/.test(basename(codexPath))) {
+    throw new TypeError(`fakeCodexRuns: ${codexPath} is not a fake writeFakeCodex wrote, or it was removed`)
+  }
+  if (!existsSync(log)) return []
+  const runs = new Map()
+  for (const line of readFileSync(log, 'utf8').split('\n')) {
+    if (!line.trim()) continue
+    let entry
+    try {
+      entry = JSON.parse(line)
+    } catch {
+      continue // a line cut by a process that was killed while writing it
+    }
+    let run = runs.get(entry.pid)
+    if (!run) {
+      run = { pid: entry.pid, argv: [], cwd: '', received: [], exitCode: null }
+      runs.set(entry.pid, run)
+    }
+    if (entry.event === 'start') Object.assign(run, { argv: entry.argv, cwd: entry.cwd })
+    else if (entry.event === 'exit') run.exitCode = entry.code
+    else if ('received' in entry) run.received.push(entry.received)
+  }
+  return [...runs.values()].map((run) => ({
+    ...run,
+    requests: (method) => run.received.filter((m) => m.method === method && m.id !== undefined).map((m) => m.params),
+  }))
+}
+
+module.exports = { writeFakeCodex, fakeCodexRuns, removeFakeCodexes: removeCreated }
