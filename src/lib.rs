@@ -6,7 +6,8 @@ mod discovery;
 mod logging;
 mod mcp;
 
-use rennet_codex::events::{Failure, FailureSource, Terminal};
+use rennet_codex::events::Terminal;
+use rennet_codex::failure::{Code, Failure, FailureSource};
 use rennet_codex::stream::EventStream;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -34,7 +35,7 @@ pub fn start_turn(env: Env, options_json: String) -> Result<NativeTurn> {
             // A defect inside the runner: the child was killed when its handle dropped during
             // unwinding; the caller still gets its one terminal event.
             let message = if e.is_panic() { panic_text(e.into_panic()) } else { e.to_string() };
-            supervised.finish(Terminal::failed(Failure::new(FailureSource::Internal, "INTERNAL_ERROR", message)));
+            supervised.finish(Terminal::failed(Failure::new(FailureSource::Internal, Code::InternalError, message)));
         }
     });
     Ok(NativeTurn { stream })

@@ -9,7 +9,8 @@
 //! (`MCP_NOT_LOOPBACK: …`): async exports cannot carry custom error codes (napi-notes §5).
 
 
-use rennet_codex::mcp_policy::{self, McpPolicyError};
+use rennet_codex::failure::Failure;
+use rennet_codex::mcp_policy;
 use rennet_codex::options::McpPolicy;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -93,7 +94,7 @@ async fn parse(options_json: &str) -> Result<Target> {
     })
 }
 
-fn policy_error(e: McpPolicyError) -> Error {
+fn policy_error(e: Failure) -> Error {
     Error::new(Status::GenericFailure, e.to_string())
 }
 

@@ -226,7 +226,7 @@ mod tests {
             HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: "ünïcode \u{0} 🙂".into() },
             HarnessEvent::ReasoningDelta { item_id: "r".into(), delta: "x".into(), part: ReasoningPart::Text, index: -1 },
             HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "\u{1b}[0m\r\n".into() },
-            HarnessEvent::Terminal(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m"))),
+            HarnessEvent::Terminal(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m"))),
         ]);
     }
 

@@ -3,6 +3,7 @@
 //! Native payloads (items, notification params, foreign frames) are carried as raw JSON so
 //! that they cross into JavaScript exactly as Codex sent them, without a parse-and-rewrite.
 
+pub use crate::failure::{Code, Failure, FailureSource};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -142,39 +143,6 @@ pub enum Status {
 pub enum Cancellation {
     Interrupted,
     Killed,
-}
-
-#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum FailureSource {
-    Turn,
-    Jsonrpc,
-    Exit,
-    Spawn,
-    Parse,
-    /// A defect inside this package (a caught panic); never expected.
-    Internal,
-}
-
-/// Why a turn failed. `code` is stable; `message` is the provider's text, verbatim.
-#[derive(Serialize, Clone, Debug, PartialEq)]
-pub struct Failure {
-    pub source: FailureSource,
-    pub message: String,
-    pub code: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<Value>,
-}
-
-impl Failure {
-    pub fn new(source: FailureSource, code: &'static str, message: impl Into<String>) -> Self {
-        Failure { source, code, message: message.into(), detail: None }
-    }
-
-    pub fn with_detail(mut self, detail: Value) -> Self {
-        self.detail = Some(detail);
-        self
-    }
 }
 
 /// The one event that ends every turn.

@@ -1,7 +1,7 @@
 //! The read-only isolated turn (`access: 'readOnly'`): what is switched off, and the checks
 //! that must pass before the turn may start. Any doubt fails closed.
 
-use crate::events::{Failure, FailureSource};
+use crate::failure::{Code, Failure, FailureSource};
 use serde_json::{json, Map, Value};
 use std::ffi::OsString;
 
@@ -56,7 +56,7 @@ pub fn feature_args() -> Vec<OsString> {
 }
 
 pub fn not_confirmed(message: impl Into<String>, report: Value) -> Failure {
-    Failure::new(FailureSource::Jsonrpc, "ISOLATION_NOT_CONFIRMED", message).with_detail(json!({"report": report}))
+    Failure::new(FailureSource::Jsonrpc, Code::IsolationNotConfirmed, message).with_detail(json!({"report": report}))
 }
 
 /// The MCP server names of the effective configuration (`config/read` result).
@@ -161,7 +161,7 @@ mod tests {
             json!({"sandbox": {"type": "readOnly"}, "approvalPolicy": "on-request"}),
             json!({}),
         ] {
-            assert_eq!(check_thread(&bad).unwrap_err().code, "ISOLATION_NOT_CONFIRMED");
+            assert_eq!(check_thread(&bad).unwrap_err().code, Code::IsolationNotConfirmed);
         }
     }
 
@@ -171,7 +171,7 @@ mod tests {
         assert!(check_features(&ok).is_ok());
         let bad = [json!({"name": "hooks", "enabled": true})];
         let failure = check_features(&bad).unwrap_err();
-        assert_eq!(failure.detail.unwrap()["report"]["enabled"], json!(["hooks"]));
+        assert_eq!(failure.detail["report"]["enabled"], json!(["hooks"]));
         assert!(check_features(&[json!({"name": "hooks"})]).is_err());
     }
 

@@ -6,6 +6,7 @@
 pub mod batch;
 pub mod discovery;
 pub mod events;
+pub mod failure;
 pub mod isolation;
 pub mod mcp_policy;
 pub mod options;

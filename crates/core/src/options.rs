@@ -138,6 +138,8 @@ impl std::fmt::Display for OptionsError {
     }
 }
 
+impl std::error::Error for OptionsError {}
+
 fn invalid(message: impl Into<String>) -> OptionsError {
     OptionsError(message.into())
 }

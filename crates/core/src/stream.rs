@@ -417,7 +417,7 @@ mod tests {
         let s = EventStream::new();
         s.push(&diag(1));
         s.push(&diag(2));
-        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m")));
         s.push(&diag(3));
         let batch = s.next_batch().await.unwrap();
         let v = decode(&batch).unwrap();
@@ -437,7 +437,7 @@ mod tests {
         for i in 0..count {
             s.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: format!("{i} {big}") });
         }
-        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m")));
         let mut seen = Vec::new();
         let mut batches = 0;
         while let Some(batch) = s.next_batch().await {
@@ -480,7 +480,7 @@ mod tests {
         let first: serde_json::Value = serde_json::Value::Array(decode(handed[0].as_deref().unwrap()).unwrap());
         assert_eq!(first[0]["line"], "line 2");
 
-        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m")));
         let (_, waiter) = recorder();
         let rest: serde_json::Value = serde_json::Value::Array(decode(&s.pull(waiter).unwrap()).unwrap());
         assert_eq!(rest[0]["line"], "line 3");
@@ -580,7 +580,7 @@ mod tests {
         let s = EventStream::new();
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m")));
         assert!(got.lock().unwrap()[0].as_deref().unwrap().contains("\"terminal\""));
 
         let s = EventStream::new();
@@ -614,7 +614,7 @@ mod tests {
         });
         tokio::time::timeout(std::time::Duration::from_secs(1), s.room()).await.unwrap();
         assert!(s.has_room());
-        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m")));
         assert!(waiter.await.unwrap().contains("\"terminal\""));
     }
 
@@ -624,7 +624,7 @@ mod tests {
         s.push(&diag(1));
         s.detach();
         assert!(s.has_room());
-        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, "X", "m")));
+        s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m")));
         assert!(s.outcome().await.contains("\"failed\""));
         assert_eq!(s.next_batch().await, None);
     }

@@ -5,7 +5,9 @@
 //! and is cancel-safe: a read abandoned inside `select!` loses no bytes.
 
 use crate::protocol::Incoming;
+use crate::failure::{Code, Failure, FailureSource};
 use serde::Serialize;
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// The largest frame accepted from the server. Codex's largest frames are items that carry a
@@ -40,6 +42,49 @@ pub enum FrameError {
     Malformed { excerpt: String, reason: String },
     PreambleTooLong { lines: usize },
     Io(String),
+}
+
+impl FrameError {
+    fn code(&self) -> Code {
+        match self {
+            FrameError::TooLarge { .. } => Code::FrameTooLarge,
+            FrameError::InvalidUtf8 { .. } => Code::InvalidUtf8,
+            FrameError::Malformed { .. } => Code::MalformedFrame,
+            FrameError::PreambleTooLong { .. } => Code::PreambleTooLong,
+            FrameError::Io(_) => Code::StdoutReadFailed,
+        }
+    }
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::TooLarge { limit } => write!(f, "a line from codex app-server exceeded {limit} bytes"),
+            FrameError::InvalidUtf8 { .. } => f.write_str("a line from codex app-server is not valid UTF-8"),
+            FrameError::Malformed { reason, .. } => {
+                write!(f, "a line from codex app-server is not a JSON-RPC message: {reason}")
+            }
+            FrameError::PreambleTooLong { lines } => {
+                write!(f, "codex app-server wrote {lines} non-JSON lines before its first message")
+            }
+            FrameError::Io(e) => write!(f, "reading codex app-server's stdout failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// A frame error as the turn's failure (source `parse`).
+impl From<FrameError> for Failure {
+    fn from(error: FrameError) -> Failure {
+        let detail = match &error {
+            FrameError::TooLarge { limit } => json!({"limit": limit}),
+            FrameError::InvalidUtf8 { excerpt } | FrameError::Malformed { excerpt, .. } => json!({"line": excerpt}),
+            FrameError::PreambleTooLong { lines } => json!({"lines": lines}),
+            FrameError::Io(_) => json!({}),
+        };
+        Failure::new(FailureSource::Parse, error.code(), error.to_string()).with_detail(detail)
+    }
 }
 
 pub struct FrameReader<R> {

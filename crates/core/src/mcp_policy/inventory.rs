@@ -8,7 +8,8 @@
 //! therefore reads `serde_json::Value`s and writes its own messages, which name entries by
 //! index and server name and fields by path, and never quote a value.
 
-use super::{code, McpPolicyError};
+use super::refused;
+use crate::failure::{Code, Failure};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -52,9 +53,9 @@ pub async fn read(
     prefix_args: &[OsString],
     cwd: &Path,
     env: &[(String, String)],
-) -> Result<Vec<ConfiguredServer>, McpPolicyError> {
+) -> Result<Vec<ConfiguredServer>, Failure> {
     let failed = |message: String, detail: Value| {
-        McpPolicyError::new(code::INVENTORY_FAILED, message, detail)
+        refused(Code::McpInventoryFailed, message, detail)
     };
     let mut spec = Spec::new(program, list_args(prefix_args), cwd.to_path_buf());
     spec.env = env.to_vec();
@@ -144,7 +145,7 @@ struct ShapeError {
 }
 
 impl ShapeError {
-    fn into_error(self) -> McpPolicyError {
+    fn into_error(self) -> Failure {
         let place = match (&self.entry, &self.name) {
             (Some(i), Some(n)) => format!("entry {i} ({n:?}): "),
             (Some(i), None) => format!("entry {i}: "),
@@ -155,8 +156,8 @@ impl ShapeError {
         } else {
             format!("{} ", self.field)
         };
-        McpPolicyError::new(
-            code::INVENTORY_INVALID,
+        refused(
+            Code::McpInventoryInvalid,
             format!(
                 "`codex mcp list --json` printed an unexpected inventory: {place}{field}{}",
                 self.problem
@@ -182,11 +183,11 @@ fn kind(v: &Value) -> &'static str {
 /// tool_timeout_sec?, auth_status?}`. Every known field must have its known type; names must
 /// be unique; unknown fields are allowed (newer CLIs add some); an unknown transport type is
 /// not (whether a placeholder is valid for it was never checked).
-pub fn parse(stdout: &[u8]) -> Result<Vec<ConfiguredServer>, McpPolicyError> {
+pub fn parse(stdout: &[u8]) -> Result<Vec<ConfiguredServer>, Failure> {
     let top: Value = serde_json::from_slice(stdout).map_err(|e| {
         // serde_json's syntax errors carry a position, never the offending text.
-        McpPolicyError::new(
-            code::INVENTORY_INVALID,
+        refused(
+            Code::McpInventoryInvalid,
             format!("`codex mcp list --json` did not print JSON: {e}"),
             json!({"field": ""}),
         )

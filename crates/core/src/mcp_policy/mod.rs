@@ -28,45 +28,16 @@ pub mod render;
 
 use crate::options::{McpPolicy, McpServer};
 use inventory::ConfiguredServer;
+use crate::failure::{Code, Failure, FailureSource};
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::Path;
 
-/// Stable error codes (the turn's terminal `failure.code`, with `source: "spawn"`).
-pub mod code {
-    pub const NOT_LOOPBACK: &str = "MCP_NOT_LOOPBACK";
-    pub const POLICY_INVALID: &str = "MCP_POLICY_INVALID";
-    pub const INVENTORY_FAILED: &str = "MCP_INVENTORY_FAILED";
-    pub const INVENTORY_INVALID: &str = "MCP_INVENTORY_INVALID";
-    pub const NAME_COLLISION: &str = "MCP_NAME_COLLISION";
+/// Why the policy cannot be applied (source `spawn`: nothing was started). Its message and
+/// detail contain no header value and no bearer-token variable name.
+pub(crate) fn refused(code: Code, message: impl Into<String>, detail: Value) -> Failure {
+    Failure::new(FailureSource::Spawn, code, message).with_detail(detail)
 }
-
-/// Why the policy could not be applied. Contains no header value and no bearer-token
-/// variable name.
-#[derive(Debug, Clone, PartialEq)]
-pub struct McpPolicyError {
-    pub code: &'static str,
-    pub message: String,
-    pub detail: Value,
-}
-
-impl McpPolicyError {
-    pub fn new(code: &'static str, message: impl Into<String>, detail: Value) -> Self {
-        McpPolicyError {
-            code,
-            message: message.into(),
-            detail,
-        }
-    }
-}
-
-impl std::fmt::Display for McpPolicyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for McpPolicyError {}
 
 /// What the child needs for a policy: arguments right after `app-server`
 /// (`["--disable", "plugins", "-c", "mcp_servers=<table>"]`) and the variables that hold the
@@ -96,7 +67,7 @@ pub async fn prepare(
     cwd: &Path,
     env: &[(String, String)],
     policy: &McpPolicy,
-) -> Result<PolicyLaunch, McpPolicyError> {
+) -> Result<PolicyLaunch, Failure> {
     validate(policy)?;
     let configured = inventory::read(program, prefix_args, cwd, env).await?;
     args_for(policy, &configured)
@@ -108,7 +79,7 @@ pub async fn configured_servers(
     prefix_args: &[OsString],
     cwd: &Path,
     env: &[(String, String)],
-) -> Result<Vec<ConfiguredServer>, McpPolicyError> {
+) -> Result<Vec<ConfiguredServer>, Failure> {
     inventory::read(program, prefix_args, cwd, env).await
 }
 
@@ -116,7 +87,7 @@ pub async fn configured_servers(
 pub fn args_for(
     policy: &McpPolicy,
     configured: &[ConfiguredServer],
-) -> Result<PolicyLaunch, McpPolicyError> {
+) -> Result<PolicyLaunch, Failure> {
     check_collisions(policy, configured)?;
     let (table, env) = render::table(policy, configured);
     let table = render::inline(table);
@@ -134,7 +105,7 @@ pub fn args_for(
 fn check_collisions(
     policy: &McpPolicy,
     configured: &[ConfiguredServer],
-) -> Result<(), McpPolicyError> {
+) -> Result<(), Failure> {
     let clashes: Vec<&str> = configured
         .iter()
         .filter(|c| policy.servers.contains_key(&c.name))
@@ -148,8 +119,8 @@ fn check_collisions(
         .map(|n| format!("{n:?}"))
         .collect::<Vec<_>>()
         .join(", ");
-    Err(McpPolicyError::new(
-        code::NAME_COLLISION,
+    Err(refused(
+        Code::McpNameCollision,
         format!(
             "requested MCP server name {names} is already configured for Codex (user or project configuration); \
              Codex would merge the request into that entry and keep its transport and header fields, so choose another name"
@@ -160,39 +131,39 @@ fn check_collisions(
 
 /// Checks every requested server without running anything. The first problem wins (servers
 /// in name order).
-pub fn validate(policy: &McpPolicy) -> Result<(), McpPolicyError> {
+pub fn validate(policy: &McpPolicy) -> Result<(), Failure> {
     for (name, server) in &policy.servers {
         validate_server(name, server)?;
     }
     Ok(())
 }
 
-fn invalid(name: &str, field: &str, problem: &str) -> McpPolicyError {
-    McpPolicyError::new(
-        code::POLICY_INVALID,
+fn invalid(name: &str, field: &str, problem: &str) -> Failure {
+    refused(
+        Code::McpPolicyInvalid,
         format!("MCP server {name:?}: {field} {problem}"),
         json!({"server": name, "field": field}),
     )
 }
 
-fn validate_server(name: &str, server: &McpServer) -> Result<(), McpPolicyError> {
+fn validate_server(name: &str, server: &McpServer) -> Result<(), Failure> {
     if name.is_empty() {
-        return Err(McpPolicyError::new(
-            code::POLICY_INVALID,
+        return Err(refused(
+            Code::McpPolicyInvalid,
             "MCP server names must be non-empty",
             json!({"server": name, "field": "name"}),
         ));
     }
     if name.chars().any(char::is_control) {
-        return Err(McpPolicyError::new(
-            code::POLICY_INVALID,
+        return Err(refused(
+            Code::McpPolicyInvalid,
             format!("MCP server name {name:?} contains control characters"),
             json!({"server": name, "field": "name"}),
         ));
     }
     if let Err(reason) = loopback::check(&server.url) {
-        return Err(McpPolicyError::new(
-            code::NOT_LOOPBACK,
+        return Err(refused(
+            Code::McpNotLoopback,
             format!(
                 "MCP server {name:?}: url must be an http(s) URL on loopback (localhost, 127.0.0.0/8 or [::1]), but {}",
                 reason.explain()

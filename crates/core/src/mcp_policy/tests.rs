@@ -1,6 +1,7 @@
 use super::inventory::{self, ConfiguredServer, TransportKind};
 use super::loopback::{self, NotLoopback};
 use super::*;
+use crate::failure::Code;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -211,20 +212,20 @@ fn loopback_rejects_hostile_urls() {
 fn validation_errors_have_codes_and_name_servers_but_no_values() {
     let secret_var = "SUPER_SECRET_VAR=x";
     let secret_value = "sekr\r\nit-value-42";
-    let cases: Vec<(McpPolicy, &str, &str)> = vec![
+    let cases: Vec<(McpPolicy, Code, &str)> = vec![
         (
             policy(vec![("", server("http://127.0.0.1/"))]),
-            code::POLICY_INVALID,
+            Code::McpPolicyInvalid,
             "name",
         ),
         (
             policy(vec![("a\nb", server("http://127.0.0.1/"))]),
-            code::POLICY_INVALID,
+            Code::McpPolicyInvalid,
             "name",
         ),
         (
             policy(vec![("ok", server("http://example.com/?token=abc"))]),
-            code::NOT_LOOPBACK,
+            Code::McpNotLoopback,
             "url",
         ),
         (
@@ -235,7 +236,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
                     ..server("http://127.0.0.1/")
                 },
             )]),
-            code::POLICY_INVALID,
+            Code::McpPolicyInvalid,
             "bearerTokenEnvVar",
         ),
         (
@@ -246,7 +247,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
                     ..server("http://127.0.0.1/")
                 },
             )]),
-            code::POLICY_INVALID,
+            Code::McpPolicyInvalid,
             "bearerTokenEnvVar",
         ),
         (
@@ -260,7 +261,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
                     ..server("http://127.0.0.1/")
                 },
             )]),
-            code::POLICY_INVALID,
+            Code::McpPolicyInvalid,
             "httpHeaders",
         ),
         (
@@ -274,7 +275,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
                     ..server("http://127.0.0.1/")
                 },
             )]),
-            code::POLICY_INVALID,
+            Code::McpPolicyInvalid,
             "httpHeaders",
         ),
     ];
@@ -294,7 +295,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
         }
     }
     let e = validate(&policy(vec![("srv.x", server("http://0x7f.0.0.1/"))])).unwrap_err();
-    assert_eq!(e.code, code::NOT_LOOPBACK);
+    assert_eq!(e.code, Code::McpNotLoopback);
     assert_eq!(e.detail["server"], "srv.x");
     assert_eq!(e.detail["reason"], "nonCanonicalHost");
     assert!(e.message.contains("\"srv.x\""));
@@ -455,7 +456,7 @@ fn inventory_rejects_wrong_shapes_without_quoting_values() {
     ];
     for (stdout, field) in cases {
         let e = inventory::parse(&stdout).unwrap_err();
-        assert_eq!(e.code, code::INVENTORY_INVALID, "{e}");
+        assert_eq!(e.code, Code::McpInventoryInvalid, "{e}");
         assert_eq!(e.detail["field"], field, "{e}");
         let all = format!("{e} {}", e.detail);
         for secret in [
@@ -493,7 +494,7 @@ fn collision_names_every_clashing_server() {
         ("new", server("http://127.0.0.1/")),
     ]);
     let e = args_for(&p, &inventory).unwrap_err();
-    assert_eq!(e.code, code::NAME_COLLISION);
+    assert_eq!(e.code, Code::McpNameCollision);
     assert_eq!(e.detail, serde_json::json!({"servers": ["a", "b"]}));
     assert!(e.message.contains("\"a\"") && e.message.contains("\"b\""));
     assert!(!e.message.contains("TOKEN_VAR"));
@@ -632,7 +633,7 @@ fn rendering_round_trips_awkward_names_and_header_values() {
 async fn prepare_with_script(
     script: &str,
     p: &McpPolicy,
-) -> Result<Vec<std::ffi::OsString>, McpPolicyError> {
+) -> Result<Vec<std::ffi::OsString>, Failure> {
     let dir = TempDir::new("script");
     let prefix = ["-c", script, "sh"].map(std::ffi::OsString::from);
     prepare(
@@ -670,7 +671,7 @@ async fn prepare_reports_a_failing_list_with_its_stderr() {
     let e = prepare_with_script(script, &policy(vec![]))
         .await
         .unwrap_err();
-    assert_eq!(e.code, code::INVENTORY_FAILED);
+    assert_eq!(e.code, Code::McpInventoryFailed);
     assert_eq!(e.detail["exitCode"], 1);
     assert!(e.message.contains("exited with code 1"), "{e}");
     assert!(
@@ -695,7 +696,7 @@ async fn prepare_reports_bad_output_and_a_missing_program() {
     let e = prepare_with_script("echo '{\"servers\":[]}'", &policy(vec![]))
         .await
         .unwrap_err();
-    assert_eq!(e.code, code::INVENTORY_INVALID);
+    assert_eq!(e.code, Code::McpInventoryInvalid);
     let dir = TempDir::new("missing");
     let e = prepare(
         &dir.0.join("no-such-codex"),
@@ -706,7 +707,7 @@ async fn prepare_reports_bad_output_and_a_missing_program() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, code::INVENTORY_FAILED);
+    assert_eq!(e.code, Code::McpInventoryFailed);
 }
 
 #[tokio::test]
@@ -715,7 +716,7 @@ async fn prepare_validates_before_running_anything() {
     let e = prepare_with_script("exit 99", &policy(vec![("x", server("http://10.0.0.1/"))]))
         .await
         .unwrap_err();
-    assert_eq!(e.code, code::NOT_LOOPBACK);
+    assert_eq!(e.code, Code::McpNotLoopback);
 }
 
 #[tokio::test]
@@ -727,7 +728,7 @@ async fn prepare_rejects_a_requested_name_already_configured() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, code::NAME_COLLISION);
+    assert_eq!(e.code, Code::McpNameCollision);
     assert_eq!(e.detail["servers"][0], "taken");
 }
 
@@ -904,7 +905,7 @@ async fn real_cli_accepts_the_rendered_table() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, code::NAME_COLLISION);
+    assert_eq!(e.code, Code::McpNameCollision);
 }
 
 #[tokio::test]
@@ -925,7 +926,7 @@ async fn real_cli_failure_is_inventory_failed() {
     let e = prepare(&codex, &[], &dir.0, &env, &policy(vec![]))
         .await
         .unwrap_err();
-    assert_eq!(e.code, code::INVENTORY_FAILED, "{e}");
+    assert_eq!(e.code, Code::McpInventoryFailed, "{e}");
     assert!(e.message.contains("mcp_servers.broken"), "{e}");
     assert!(!format!("{e} {}", e.detail).contains("hdr-secret-value"));
 }

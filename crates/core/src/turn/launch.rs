@@ -3,7 +3,7 @@
 //! selected; with a WSL locus, through `wsl.exe` inside the distribution.
 
 use crate::discovery::{self, env::Env, env::Os, wsl, DiscoverOptions, WslTarget};
-use crate::events::{Failure, FailureSource};
+use crate::failure::{Code, Failure, FailureSource};
 use crate::options::TurnOptions;
 use serde_json::json;
 use std::ffi::OsString;
@@ -67,7 +67,7 @@ pub async fn resolve(options: &TurnOptions, discovery: Option<&discovery::Waiter
                 None => {
                     let reason = discovery.reason.clone().unwrap_or_else(|| "no usable Codex CLI was found".into());
                     let detail = serde_json::to_value(&*discovery).unwrap_or_else(|_| json!({}));
-                    return Err(Failure::new(FailureSource::Spawn, "CODEX_NOT_FOUND", reason).with_detail(detail));
+                    return Err(Failure::new(FailureSource::Spawn, Code::CodexNotFound, reason).with_detail(detail));
                 }
             }
         }
@@ -98,7 +98,7 @@ fn wsl_exe(options: &TurnOptions, target: &WslTarget) -> Result<PathBuf, Failure
         .ok_or_else(|| {
             Failure::new(
                 FailureSource::Spawn,
-                "CODEX_NOT_FOUND",
+                Code::CodexNotFound,
                 format!("wsl.exe was not found, so the WSL distribution {:?} cannot be reached", target.distro),
             )
         })

@@ -7,9 +7,8 @@ mod launch;
 pub mod policy;
 pub mod state;
 
-use crate::events::{
-    Cancellation, DiagnosticSource, Failure, FailureSource, HarnessEvent, Status, Terminal,
-};
+use crate::events::{Cancellation, DiagnosticSource, HarnessEvent, Status, Terminal};
+use crate::failure::{Code, Failure, FailureSource};
 use crate::isolation;
 use crate::options::{Access, TurnOptions};
 use crate::process::{self, End, ServerProcess, SpawnError, Spec};
@@ -377,7 +376,7 @@ where
                         return Err(Ending::Failed(
                             Failure::new(
                                 FailureSource::Jsonrpc,
-                                "REQUEST_TIMEOUT",
+                                Code::RequestTimeout,
                                 format!("{method} got no response within {timeout} ms"),
                             )
                             .with_detail(json!({"method": method, "timeoutMs": timeout})),
@@ -390,7 +389,7 @@ where
                     self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line })
                 }
                 Wake::Read(Ok(ReadItem::Eof)) => return Err(Ending::Eof),
-                Wake::Read(Err(e)) => return Err(Ending::Failed(frame_failure(e))),
+                Wake::Read(Err(e)) => return Err(Ending::Failed(e.into())),
             }
         }
     }
@@ -497,7 +496,7 @@ where
                     None => "codex app-server closed its stdout but kept running".to_string(),
                 };
                 terminal.failure = Some(
-                    Failure::new(FailureSource::Exit, "PROCESS_EXITED", message).with_detail(json!({
+                    Failure::new(FailureSource::Exit, Code::ProcessExited, message).with_detail(json!({
                         "exitCode": exit.code,
                         "signal": exit.signal,
                         "exitedByItself": exited_by_itself.is_some(),
@@ -507,7 +506,7 @@ where
             }
             Ending::Failed(mut failure) => {
                 if failure.source == FailureSource::Parse {
-                    if let Some(Value::Object(detail)) = &mut failure.detail {
+                    if let Value::Object(detail) = &mut failure.detail {
                         detail.insert("stderrTail".into(), json!(self.process.stderr_tail()));
                     }
                 }
@@ -530,7 +529,7 @@ where
                             terminal.failure = Some(
                                 Failure::new(
                                     FailureSource::Turn,
-                                    "STRUCTURED_OUTPUT_INVALID",
+                                    Code::StructuredOutputInvalid,
                                     format!("the final message is not valid JSON: {e}"),
                                 )
                                 .with_detail(json!({"text": text})),
@@ -541,7 +540,7 @@ where
                             terminal.failure = Some(
                                 Failure::new(
                                     FailureSource::Turn,
-                                    "STRUCTURED_OUTPUT_INVALID",
+                                    Code::StructuredOutputInvalid,
                                     "the turn completed without a final message",
                                 )
                                 .with_detail(json!({"text": null})),
@@ -561,7 +560,7 @@ where
                     Some(e) => e.message.clone(),
                     None => format!("the turn ended with status {status}"),
                 };
-                terminal.failure = Some(Failure::new(FailureSource::Turn, "TURN_FAILED", message).with_detail(json!({
+                terminal.failure = Some(Failure::new(FailureSource::Turn, Code::TurnFailed, message).with_detail(json!({
                     "status": status,
                     "codexErrorInfo": error.map(|e| e.codex_error_info.clone()).unwrap_or(Value::Null),
                     "additionalDetails": error.map(|e| e.additional_details.clone()).unwrap_or(Value::Null),
@@ -575,7 +574,7 @@ where
 /// it is not confirmed: the turn is never started.
 fn isolation_doubt(ending: Ending) -> Ending {
     match ending {
-        Ending::Failed(failure) if failure.source == FailureSource::Jsonrpc && failure.code != "ISOLATION_NOT_CONFIRMED" => {
+        Ending::Failed(failure) if failure.source == FailureSource::Jsonrpc && failure.code != Code::IsolationNotConfirmed => {
             let report = json!({"code": failure.code, "message": failure.message, "detail": failure.detail});
             Ending::Failed(isolation::not_confirmed(
                 format!("the isolation could not be confirmed: {}", failure.message),
@@ -596,43 +595,18 @@ async fn sleep_until(deadline: Option<Instant>) {
 fn parse_result<T: serde::de::DeserializeOwned>(method: &'static str, raw: &RawValue) -> Result<T, Ending> {
     serde_json::from_str(raw.get()).map_err(|e| {
         Ending::Failed(
-            Failure::new(FailureSource::Jsonrpc, "UNEXPECTED_RESPONSE", format!("unexpected {method} result: {e}"))
+            Failure::new(FailureSource::Jsonrpc, Code::UnexpectedResponse, format!("unexpected {method} result: {e}"))
                 .with_detail(json!({"method": method, "result": crate::transport::excerpt(raw.get())})),
         )
     })
 }
 
 fn rpc_failure(method: &'static str, error: RpcError) -> Failure {
-    Failure::new(FailureSource::Jsonrpc, "REQUEST_FAILED", error.message).with_detail(json!({
+    Failure::new(FailureSource::Jsonrpc, Code::RequestFailed, error.message).with_detail(json!({
         "method": method,
         "code": error.code,
         "data": error.data,
     }))
-}
-
-fn frame_failure(error: FrameError) -> Failure {
-    let (code, message, detail) = match error {
-        FrameError::TooLarge { limit } => (
-            "FRAME_TOO_LARGE",
-            format!("a line from codex app-server exceeded {limit} bytes"),
-            json!({"limit": limit}),
-        ),
-        FrameError::InvalidUtf8 { excerpt } => {
-            ("INVALID_UTF8", "a line from codex app-server is not valid UTF-8".to_string(), json!({"line": excerpt}))
-        }
-        FrameError::Malformed { excerpt, reason } => (
-            "MALFORMED_FRAME",
-            format!("a line from codex app-server is not a JSON-RPC message: {reason}"),
-            json!({"line": excerpt}),
-        ),
-        FrameError::PreambleTooLong { lines } => (
-            "PREAMBLE_TOO_LONG",
-            format!("codex app-server wrote {lines} non-JSON lines before its first message"),
-            json!({"lines": lines}),
-        ),
-        FrameError::Io(e) => ("STDOUT_READ_FAILED", format!("reading codex app-server's stdout failed: {e}"), json!({})),
-    };
-    Failure::new(FailureSource::Parse, code, message).with_detail(detail)
 }
 
 /// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
@@ -640,7 +614,7 @@ pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
     let terminal = start_and_drive(&options, &stream).await;
     // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
     let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
-    let code = terminal.failure.as_ref().map(|f| f.code);
+    let code = terminal.failure.as_ref().map(|f| f.code.as_str());
     tracing::info!(status = status.as_str(), cancellation = cancellation.as_str(), code, "turn ended");
     stream.finish(terminal);
 }
@@ -688,10 +662,10 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
         }
         Err(e) => {
             let (code, message) = match e {
-                SpawnError::NotFound(m) => ("CODEX_NOT_FOUND", m),
-                SpawnError::NotExecutable(m) => ("CODEX_NOT_EXECUTABLE", m),
-                SpawnError::CwdNotFound(m) => ("CWD_NOT_FOUND", m),
-                SpawnError::Other(m) => ("SPAWN_FAILED", m),
+                SpawnError::NotFound(m) => (Code::CodexNotFound, m),
+                SpawnError::NotExecutable(m) => (Code::CodexNotExecutable, m),
+                SpawnError::CwdNotFound(m) => (Code::CwdNotFound, m),
+                SpawnError::Other(m) => (Code::SpawnFailed, m),
             };
             return Terminal::failed(
                 Failure::new(FailureSource::Spawn, code, message)
@@ -715,7 +689,7 @@ async fn prepare_launch(
         // Before anything is spawned: validation, the configured inventory, collisions.
         let extra = crate::mcp_policy::prepare(&launch.program, &launch.prefix_args, &launch.host_cwd, &launch.env, policy)
             .await
-            .map_err(|e| Failure::new(FailureSource::Spawn, e.code, e.message).with_detail(e.detail))?;
+            ?;
         args.extend(extra.args);
         launch.add_env(extra.env);
     }

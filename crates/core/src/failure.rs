@@ -1,0 +1,160 @@
+//! Why a turn failed: its source, a stable code, the provider's message verbatim, and detail.
+
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum FailureSource {
+    Turn,
+    Jsonrpc,
+    Exit,
+    Spawn,
+    Parse,
+    /// A defect inside this package (a caught panic); never expected.
+    Internal,
+}
+
+/// Every failure code the native core reports, serialised in the words of the contract.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Code {
+    // spawn: the child could not start
+    CodexNotFound,
+    CodexNotExecutable,
+    CwdNotFound,
+    SpawnFailed,
+    // spawn: an `mcp` policy that cannot be applied (nothing was started)
+    McpNotLoopback,
+    McpPolicyInvalid,
+    McpInventoryFailed,
+    McpInventoryInvalid,
+    McpNameCollision,
+    // jsonrpc
+    RequestFailed,
+    RequestTimeout,
+    UnexpectedResponse,
+    IsolationNotConfirmed,
+    // parse: stdout is not the protocol
+    MalformedFrame,
+    InvalidUtf8,
+    FrameTooLarge,
+    PreambleTooLong,
+    StdoutReadFailed,
+    // exit
+    ProcessExited,
+    // turn
+    TurnFailed,
+    StructuredOutputInvalid,
+    // internal
+    InternalError,
+}
+
+impl Code {
+    pub const ALL: [Code; 22] = [
+        Code::CodexNotFound,
+        Code::CodexNotExecutable,
+        Code::CwdNotFound,
+        Code::SpawnFailed,
+        Code::McpNotLoopback,
+        Code::McpPolicyInvalid,
+        Code::McpInventoryFailed,
+        Code::McpInventoryInvalid,
+        Code::McpNameCollision,
+        Code::RequestFailed,
+        Code::RequestTimeout,
+        Code::UnexpectedResponse,
+        Code::IsolationNotConfirmed,
+        Code::MalformedFrame,
+        Code::InvalidUtf8,
+        Code::FrameTooLarge,
+        Code::PreambleTooLong,
+        Code::StdoutReadFailed,
+        Code::ProcessExited,
+        Code::TurnFailed,
+        Code::StructuredOutputInvalid,
+        Code::InternalError,
+    ];
+
+    /// The code as the contract spells it (`CODEX_NOT_FOUND`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::CodexNotFound => "CODEX_NOT_FOUND",
+            Code::CodexNotExecutable => "CODEX_NOT_EXECUTABLE",
+            Code::CwdNotFound => "CWD_NOT_FOUND",
+            Code::SpawnFailed => "SPAWN_FAILED",
+            Code::McpNotLoopback => "MCP_NOT_LOOPBACK",
+            Code::McpPolicyInvalid => "MCP_POLICY_INVALID",
+            Code::McpInventoryFailed => "MCP_INVENTORY_FAILED",
+            Code::McpInventoryInvalid => "MCP_INVENTORY_INVALID",
+            Code::McpNameCollision => "MCP_NAME_COLLISION",
+            Code::RequestFailed => "REQUEST_FAILED",
+            Code::RequestTimeout => "REQUEST_TIMEOUT",
+            Code::UnexpectedResponse => "UNEXPECTED_RESPONSE",
+            Code::IsolationNotConfirmed => "ISOLATION_NOT_CONFIRMED",
+            Code::MalformedFrame => "MALFORMED_FRAME",
+            Code::InvalidUtf8 => "INVALID_UTF8",
+            Code::FrameTooLarge => "FRAME_TOO_LARGE",
+            Code::PreambleTooLong => "PREAMBLE_TOO_LONG",
+            Code::StdoutReadFailed => "STDOUT_READ_FAILED",
+            Code::ProcessExited => "PROCESS_EXITED",
+            Code::TurnFailed => "TURN_FAILED",
+            Code::StructuredOutputInvalid => "STRUCTURED_OUTPUT_INVALID",
+            Code::InternalError => "INTERNAL_ERROR",
+        }
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a turn failed. `code` is stable; `message` is the provider's text, verbatim.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub source: FailureSource,
+    pub message: String,
+    pub code: Code,
+    /// `null` (and absent on the wire) when there is none.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub detail: Value,
+}
+
+impl Failure {
+    pub fn new(source: FailureSource, code: Code, message: impl Into<String>) -> Self {
+        Failure { source, code, message: message.into(), detail: Value::Null }
+    }
+
+    pub fn with_detail(mut self, detail: Value) -> Self {
+        self.detail = detail;
+        self
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialise_as_the_contract_spells_them() {
+        for code in Code::ALL {
+            assert_eq!(serde_json::to_value(code).unwrap(), code.as_str(), "{code:?}");
+        }
+        let failure = Failure::new(FailureSource::Spawn, Code::CodexNotFound, "no codex");
+        assert_eq!(
+            serde_json::to_value(&failure).unwrap(),
+            serde_json::json!({"source": "spawn", "message": "no codex", "code": "CODEX_NOT_FOUND"})
+        );
+        assert_eq!(failure.to_string(), "CODEX_NOT_FOUND: no codex");
+    }
+}
