@@ -45,8 +45,8 @@ struct Target {
 /// that discovery selects, as `runTurn` would run it.
 async fn parse(options_json: &str) -> Result<Target> {
     crate::locate_guard();
-    let invalid = |e: rennet_codex::options::OptionsError| Error::new(Status::InvalidArg, e.0);
-    let options: PolicyOptions = rennet_codex::options::from_json(options_json).map_err(invalid)?;
+    let invalid = |e: rennet_codex::input::OptionsError| Error::new(Status::InvalidArg, e.0);
+    let options: PolicyOptions = rennet_codex::input::from_json(options_json).map_err(invalid)?;
     if !std::path::Path::new(&options.cwd).is_absolute() {
         return Err(Error::new(
             Status::InvalidArg,
@@ -54,7 +54,7 @@ async fn parse(options_json: &str) -> Result<Target> {
         ));
     }
     let env = options.env.unwrap_or_default();
-    rennet_codex::options::check_env(&env).map_err(invalid)?;
+    rennet_codex::input::check_env(&env).map_err(invalid)?;
     let env: Vec<(String, String)> = env.into_iter().collect();
     let (program, prefix) = match (options.launcher, options.codex_path) {
         (Some(launcher), _) => {

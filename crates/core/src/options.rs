@@ -1,6 +1,9 @@
 //! `runTurn` options as JavaScript passes them (JSON), validated into what the runner uses.
 //! Every error names the option it is about.
 
+pub use crate::input::OptionsError;
+use crate::input::{check_env, from_json, invalid};
+pub use crate::locus::Locus;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -33,18 +36,6 @@ pub struct McpServer {
 #[serde(deny_unknown_fields)]
 pub struct McpPolicy {
     pub servers: BTreeMap<String, McpServer>,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-pub struct WslLocus {
-    pub distro: String,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-pub struct Locus {
-    pub wsl: WslLocus,
 }
 
 #[derive(Deserialize, Debug)]
@@ -129,69 +120,6 @@ impl std::fmt::Debug for TurnOptions {
     }
 }
 
-#[derive(Debug, PartialEq)]
-pub struct OptionsError(pub String);
-
-impl std::fmt::Display for OptionsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for OptionsError {}
-
-fn invalid(message: impl Into<String>) -> OptionsError {
-    OptionsError(message.into())
-}
-
-/// serde names the offending value (`invalid type: string "Bearer …", expected a map`): an
-/// `env` or header value in the wrong place would be echoed into the error. Keeps the kind only.
-fn without_value(message: &str) -> String {
-    for prefix in ["invalid type: ", "invalid value: "] {
-        if let Some(rest) = message.strip_prefix(prefix) {
-            if let Some(at) = rest.rfind(", expected ") {
-                let kind = rest[..at].split([' ', '`']).next().unwrap_or("");
-                return format!("{prefix}{kind}{}", &rest[at..]);
-            }
-        }
-    }
-    message.to_string()
-}
-
-/// Deserializes the JSON text of an options object; errors name the option
-/// (`options.env.A: invalid type: integer, expected a string`) and never a value.
-pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, OptionsError> {
-    let de = &mut serde_json::Deserializer::from_str(json);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        // serde_json appends the position in our own JSON text, which means nothing to callers.
-        let inner = without_value(inner.split(" at line ").next().unwrap_or(&inner));
-        if path == "." {
-            invalid(format!("options: {inner}"))
-        } else {
-            invalid(format!("options.{path}: {inner}"))
-        }
-    })
-}
-
-/// Variable names and values a child environment can hold.
-pub fn check_env(env: &BTreeMap<String, String>) -> Result<(), OptionsError> {
-    for (key, value) in env {
-        if key.is_empty() || key.contains('=') || key.contains('\0') {
-            // Only what precedes a `=` or NUL: `"TOKEN=value"` passed as a name holds a value.
-            let shown = key.split(['=', '\0']).next().unwrap_or("");
-            return Err(invalid(format!(
-                "options.env has an invalid variable name starting {shown:?} (names must be non-empty, without '=' or NUL)"
-            )));
-        }
-        if value.contains('\0') {
-            return Err(invalid(format!("options.env.{key} contains a NUL character")));
-        }
-    }
-    Ok(())
-}
-
 /// Parses and validates the JSON text of a `runTurn` options object.
 pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     let raw: RawOptions = from_json(json)?;
@@ -224,7 +152,7 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
         Some(locus) if locus.wsl.distro.trim().is_empty() => {
             return Err(invalid("options.locus.wsl.distro must be a non-empty string"));
         }
-        Some(locus) => crate::discovery::wsl_path(&raw.cwd, &locus.wsl.distro).ok_or_else(|| {
+        Some(locus) => crate::locus::wsl_path(&raw.cwd, &locus.wsl.distro).ok_or_else(|| {
             invalid(format!(
                 "options.cwd {:?} has no path inside the WSL distribution {:?}: give an absolute Windows path, a \\\\wsl$\\{} path or a path of the distribution",
                 raw.cwd, locus.wsl.distro, locus.wsl.distro

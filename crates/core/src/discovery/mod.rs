@@ -27,6 +27,7 @@ pub mod wsl;
 #[cfg(all(test, unix))]
 mod tests;
 
+use crate::locus::{Locus, Wsl};
 use env::{Env, Os};
 use host::{Host, HostEnv, LoginPath, Request};
 use locations::{FileInfo, Plan};
@@ -42,7 +43,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 pub use version::{MAX_TESTED_VERSION, MIN_SUPPORTED_VERSION};
-pub use wsl::wsl_path;
 
 /// An explicit Codex executable; it wins when it passes the probes.
 pub const CODEX_BIN_VAR: &str = "RENNET_CODEX_BIN";
@@ -57,21 +57,9 @@ pub const DEFAULT_LOGIN_SHELL_TIMEOUT: Duration = Duration::from_secs(5);
 /// A WSL helper call; the first one may have to boot the distribution's VM.
 pub const DEFAULT_WSL_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Run discovery and the child inside this WSL distribution.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct WslTarget {
-    pub distro: String,
-}
-
-impl From<&crate::options::Locus> for WslTarget {
-    fn from(locus: &crate::options::Locus) -> Self {
-        WslTarget { distro: locus.wsl.distro.clone() }
-    }
-}
-
 #[derive(Clone, Debug, Default)]
 pub struct DiscoverOptions {
-    pub locus: Option<WslTarget>,
+    pub locus: Option<Wsl>,
     /// Merged over the process environment.
     pub env: Vec<(String, String)>,
     /// Probe again instead of answering from the cache.
@@ -200,7 +188,7 @@ pub fn join(options: &DiscoverOptions) -> Waiter {
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
     os: Os,
-    locus: Option<WslTarget>,
+    locus: Option<Wsl>,
     env: Env,
 }
 
@@ -238,14 +226,14 @@ impl FileStamp {
 }
 
 /// The file a cached discovery selected, as this machine sees it (a WSL path is not looked at).
-fn selected_file(discovery: &Discovery, locus: &Option<WslTarget>) -> Option<PathBuf> {
+fn selected_file(discovery: &Discovery, locus: &Option<Wsl>) -> Option<PathBuf> {
     let selected = discovery.selected.as_ref()?;
     locus.is_none().then(|| PathBuf::from(&selected.path))
 }
 
 /// [`join`] with the whole environment given and the platform rules to apply (tests run the
 /// macOS rules on Linux).
-pub(crate) fn join_in(env: Env, locus: Option<WslTarget>, refresh: bool, os: Os) -> Waiter {
+pub(crate) fn join_in(env: Env, locus: Option<Wsl>, refresh: bool, os: Os) -> Waiter {
     let key = CacheKey { os, locus: locus.clone(), env: env.clone() };
     let mut slots = cache().lock().unwrap_or_else(|e| e.into_inner());
     match slots.get(&key) {
@@ -352,7 +340,7 @@ impl Drop for Waiter {
 
 /// [`discover`] for tests, with the whole environment and platform rules given.
 #[cfg(all(test, unix))]
-pub(crate) async fn discover_in(env: Env, locus: Option<WslTarget>, refresh: bool, os: Os) -> Arc<Discovery> {
+pub(crate) async fn discover_in(env: Env, locus: Option<Wsl>, refresh: bool, os: Os) -> Arc<Discovery> {
     join_in(env, locus, refresh, os).result().await
 }
 
@@ -373,7 +361,7 @@ struct Outcome {
     reason: Option<String>,
 }
 
-async fn run(env: Env, locus: Option<WslTarget>, os: Os) -> Discovery {
+async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
     let timeouts = Timeouts::from_env(&env);
     let host = match locus {
         None => Host::Native { os },
@@ -678,23 +666,11 @@ async fn probe_file(ctx: &Context, host_env: &HostEnv, info: &FileInfo) -> Outco
     outcome
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWsl {
-    distro: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLocus {
-    wsl: RawWsl,
-}
-
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawOptions {
     #[serde(default)]
-    locus: Option<RawLocus>,
+    locus: Option<Locus>,
     #[serde(default)]
     env: Option<BTreeMap<String, String>>,
     #[serde(default)]
@@ -707,16 +683,16 @@ pub fn parse_options(json: Option<&str>) -> Result<DiscoverOptions, String> {
     let json = json.map(str::trim).filter(|j| !j.is_empty() && *j != "null" && *j != "undefined");
     let raw: RawOptions = match json {
         None => RawOptions::default(),
-        Some(json) => crate::options::from_json(json).map_err(|e| e.0)?,
+        Some(json) => crate::input::from_json(json).map_err(|e| e.0)?,
     };
     let locus = match raw.locus {
         Some(locus) if locus.wsl.distro.trim().is_empty() => {
             return Err("options.locus.wsl.distro must be a non-empty string".into())
         }
-        Some(locus) => Some(WslTarget { distro: locus.wsl.distro }),
+        Some(locus) => Some(locus.wsl),
         None => None,
     };
     let env = raw.env.unwrap_or_default();
-    crate::options::check_env(&env).map_err(|e| e.0)?;
+    crate::input::check_env(&env).map_err(|e| e.0)?;
     Ok(DiscoverOptions { locus, env: env.into_iter().collect(), refresh: raw.refresh.unwrap_or(false) })
 }

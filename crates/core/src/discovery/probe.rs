@@ -5,9 +5,9 @@
 
 use super::env::Env;
 use crate::process::{self, End, ExitInfo, Scope, SpawnError, Spec};
-use crate::protocol::{method, InitializeResult, Incoming, Outgoing};
-use crate::transport::{excerpt, FrameError, FrameReader, FrameWriter, ReadItem};
-use serde_json::json;
+use crate::protocol::{Initialize, InitializeResult};
+use crate::rpc::{Connection, Received};
+use crate::transport::{excerpt, FrameError, FrameReader};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
@@ -170,7 +170,7 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
     let mut child = spawn(&cmd.with_arg("app-server"), env, Scope::Tree, true).map_err(|e| spawn_reason("`app-server`", &e))?;
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
-    let mut writer = FrameWriter::new(stdin);
+    let mut conn = Connection::new(FrameReader::with_limit(stdout, MAX_HANDSHAKE_FRAME), stdin);
     let mut preamble: Vec<String> = Vec::new();
 
     enum Failure {
@@ -179,51 +179,36 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
         Ended(String),
     }
     let exchange = async {
-        let request = Outgoing {
-            id: Some(1),
-            method: method::INITIALIZE,
-            params: Some(json!({"clientInfo": {
-                "name": crate::turn::CLIENT_NAME,
-                "title": null,
-                "version": crate::turn::CLIENT_VERSION,
-            }})),
+        let id = match conn.request(&Initialize::ours(), None, std::future::pending()).await {
+            Ok(id) => id,
+            Err(e) => return Err(Failure::Ended(format!("`app-server` closed its input before the handshake ({e})"))),
         };
-        if let Err(e) = writer.send(&request).await {
-            return Err(Failure::Ended(format!("`app-server` closed its input before the handshake ({e})")));
-        }
-        let mut reader = FrameReader::with_limit(stdout, MAX_HANDSHAKE_FRAME);
         let mut others = 0;
         loop {
-            match reader.next().await {
-                Ok(ReadItem::Frame(frame)) => match frame.message {
-                    Incoming::Response { id, outcome } if id == json!(1) => {
-                        return match outcome {
-                            Ok(result) => serde_json::from_str::<InitializeResult>(result.get())
-                                .map(|r| r.user_agent)
-                                .map_err(|_| {
-                                    Failure::Reason(format!(
-                                        "`app-server` answered `initialize` without a userAgent: {}",
-                                        excerpt_chars(&frame.line, 300)
-                                    ))
-                                }),
-                            Err(error) => Err(Failure::Reason(format!(
-                                "`app-server` rejected `initialize`: {} ({})",
-                                error.message, error.code
-                            ))),
-                        };
+            match conn.receive().await {
+                Ok(Received::Answer { id: answered }) if answered == id => {
+                    return match conn.answer(id).expect("an answer that came is kept") {
+                        Ok(result) => serde_json::from_str::<InitializeResult>(result.get()).map(|r| r.user_agent).map_err(|_| {
+                            Failure::Reason(format!(
+                                "`app-server` answered `initialize` without a userAgent: {}",
+                                excerpt_chars(result.get(), 300)
+                            ))
+                        }),
+                        Err(error) => Err(Failure::Reason(format!(
+                            "`app-server` rejected `initialize`: {} ({})",
+                            error.message, error.code
+                        ))),
+                    };
+                }
+                Ok(Received::Preamble(line)) => preamble.push(line),
+                Ok(Received::Eof) => return Err(Failure::Ended("`app-server` exited before answering `initialize`".into())),
+                Ok(_) => {
+                    others += 1;
+                    if others > MAX_OTHER_MESSAGES {
+                        return Err(Failure::Reason(format!(
+                            "`app-server` sent {MAX_OTHER_MESSAGES} messages but no `initialize` response"
+                        )));
                     }
-                    _ => {
-                        others += 1;
-                        if others > MAX_OTHER_MESSAGES {
-                            return Err(Failure::Reason(format!(
-                                "`app-server` sent {MAX_OTHER_MESSAGES} messages but no `initialize` response"
-                            )));
-                        }
-                    }
-                },
-                Ok(ReadItem::Preamble(line)) => preamble.push(line),
-                Ok(ReadItem::Eof) => {
-                    return Err(Failure::Ended("`app-server` exited before answering `initialize`".into()))
                 }
                 Err(e) => return Err(Failure::Reason(format!("`app-server` {}", describe_frame_error(&e)))),
             }
@@ -237,7 +222,7 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
         ))),
     };
     // Close stdin: app-server exits on EOF. Then make sure nothing of it is left.
-    writer.close().await;
+    conn.close().await;
     let exit = child.end(End::Polite(EXIT_GRACE)).await;
     let stderr = child.stderr_tail().join("\n");
     outcome.map_err(|failure| {

@@ -576,7 +576,7 @@ exec "$@"
         ("SHELL", fake_shell(&sb, &sb.path("distro/login"))),
         ("PATH", sb.path("distro/usr/bin")),
     ]);
-    let d = discover_in(env, Some(WslTarget { distro: "Ubuntu".into() }), false, Os::Unix).await;
+    let d = discover_in(env, Some(Wsl { distro: "Ubuntu".into() }), false, Os::Unix).await;
     assert!(d.available, "{d:#?}");
     assert_eq!(sources(&d), vec![Source::LoginShellPath, Source::ProcessPath]);
     let selected = d.selected.as_ref().unwrap();
@@ -600,13 +600,13 @@ exec "$@"
 
     // A missing wsl.exe makes discovery unavailable with the reason.
     let env = sb.env(&[(wsl::WSL_EXE_VAR, String::new()), ("PATH", sb.dir("empty"))]);
-    let d = discover_in(env, Some(WslTarget { distro: "Ubuntu".into() }), false, Os::Unix).await;
+    let d = discover_in(env, Some(Wsl { distro: "Ubuntu".into() }), false, Os::Unix).await;
     assert!(!d.available);
     assert!(d.reason.as_deref().unwrap().contains("wsl.exe was not found"));
     // A failing distribution too.
     let failing = sb.script("win/failing.exe", "#!/bin/sh\necho 'There is no distribution with the supplied name.' >&2\nexit 1\n");
     let env = sb.env(&[(wsl::WSL_EXE_VAR, failing)]);
-    let d = discover_in(env, Some(WslTarget { distro: "Nope".into() }), false, Os::Unix).await;
+    let d = discover_in(env, Some(Wsl { distro: "Nope".into() }), false, Os::Unix).await;
     assert!(!d.available);
     assert!(d.reason.as_deref().unwrap().contains("no distribution with the supplied name"), "{d:?}");
 }
@@ -620,11 +620,11 @@ async fn wsl_launcher_through_the_node_beside_it() {
     let node = sb.script("distro/asdf/installs/nodejs/22/bin/node", FAKE_NODE);
     let env = sb.env(&[(wsl::WSL_EXE_VAR, stand_in.clone()), ("PATH", sb.path("distro/asdf/installs/nodejs/22/bin"))]);
     // node is on that PATH: direct.
-    let d = discover_in(env, Some(WslTarget { distro: "Ubuntu".into() }), false, Os::Unix).await;
+    let d = discover_in(env, Some(Wsl { distro: "Ubuntu".into() }), false, Os::Unix).await;
     assert_eq!(d.selected.as_ref().unwrap().launcher.as_ref().unwrap()[3..], ["--exec".to_string(), script.clone()]);
     // Found through RENNET_CODEX_BIN with node not on PATH: through the node beside it.
     let env = sb.env(&[(wsl::WSL_EXE_VAR, stand_in.clone()), (CODEX_BIN_VAR, script.clone()), ("PATH", sb.dir("empty"))]);
-    let d = discover_in(env, Some(WslTarget { distro: "Ubuntu".into() }), false, Os::Unix).await;
+    let d = discover_in(env, Some(Wsl { distro: "Ubuntu".into() }), false, Os::Unix).await;
     let selected = d.selected.as_ref().unwrap_or_else(|| panic!("{d:#?}"));
     assert_eq!(selected.launcher.as_ref().unwrap()[3..], ["--exec".to_string(), node, script]);
 }
@@ -691,7 +691,7 @@ fn options_from_json() {
     let o = parse_options(Some("null")).unwrap();
     assert!(o.locus.is_none());
     let o = parse_options(Some(r#"{"locus":{"wsl":{"distro":"Ubuntu"}},"env":{"A":"1"},"refresh":true}"#)).unwrap();
-    assert_eq!(o.locus, Some(WslTarget { distro: "Ubuntu".into() }));
+    assert_eq!(o.locus, Some(Wsl { distro: "Ubuntu".into() }));
     assert_eq!(o.env, vec![("A".to_string(), "1".to_string())]);
     assert!(o.refresh);
     let err = |json: &str| parse_options(Some(json)).unwrap_err();

@@ -2,7 +2,8 @@
 //! directory and environment: the caller's `codexPath`, else the Codex that discovery
 //! selected; with a WSL locus, through `wsl.exe` inside the distribution.
 
-use crate::discovery::{self, env::Env, env::Os, wsl, DiscoverOptions, WslTarget};
+use crate::discovery::{self, env::Env, env::Os, wsl, DiscoverOptions};
+use crate::locus::Wsl;
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::TurnOptions;
 use serde_json::json;
@@ -38,7 +39,7 @@ impl ChildLaunch {
 
 /// The discovery a turn without `codexPath` waits for (see [`resolve`]).
 pub fn discovery_for(options: &TurnOptions) -> Option<discovery::Waiter> {
-    let locus = options.locus.as_ref().map(WslTarget::from);
+    let locus = options.locus.as_ref().map(|l| l.wsl.clone());
     options
         .codex_path
         .is_none()
@@ -47,7 +48,7 @@ pub fn discovery_for(options: &TurnOptions) -> Option<discovery::Waiter> {
 
 /// `discovery` is [`discovery_for`]'s waiter when the options name no Codex.
 pub async fn resolve(options: &TurnOptions, discovery: Option<&discovery::Waiter>) -> Result<ChildLaunch, Failure> {
-    let target = options.locus.as_ref().map(WslTarget::from);
+    let target = options.locus.as_ref().map(|l| l.wsl.clone());
     let (program, prefix_args, codex_path) = match (&options.codex_path, &target) {
         (Some(path), None) => (PathBuf::from(path), Vec::new(), path.clone()),
         (Some(path), Some(target)) => {
@@ -91,7 +92,7 @@ pub async fn resolve(options: &TurnOptions, discovery: Option<&discovery::Waiter
     Ok(ChildLaunch { program, prefix_args: args, host_cwd, env: with_wslenv(&options.env), codex_path, wsl: true })
 }
 
-fn wsl_exe(options: &TurnOptions, target: &WslTarget) -> Result<PathBuf, Failure> {
+fn wsl_exe(options: &TurnOptions, target: &Wsl) -> Result<PathBuf, Failure> {
     let os = Os::current();
     wsl::wsl_exe(&Env::from_process(&options.env, os), os, &|p| std::path::Path::new(p).is_file())
         .map(PathBuf::from)

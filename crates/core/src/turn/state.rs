@@ -4,8 +4,8 @@
 
 use crate::events::{HarnessEvent, PassthroughReason, ReasoningPart, Usage};
 use crate::protocol::{
-    field, method, params_of, CompletedTurn, Delta, ErrorParams, ItemHead, ItemParams, Scope, TokenUsageParams,
-    TurnCompletedParams, TurnError,
+    field, method, params_of, CompletedTurn, Delta, ErrorParams, ItemHead, Scope, TokenUsageParams, TurnCompletedParams,
+    TurnError,
 };
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -23,6 +23,27 @@ enum Owner {
     Undecided,
 }
 
+/// What an owned notification amounts to. Events are nearly every answer, and each goes on
+/// into the queue at once: boxing them would cost an allocation per event.
+#[allow(clippy::large_enum_variant)]
+enum Handled {
+    /// Its dedicated event.
+    Event(HarnessEvent),
+    /// A change of the state only.
+    Quiet,
+    /// No dedicated event, or params of an unexpected shape: it goes out as `native`, so that
+    /// nothing is dropped.
+    Native,
+}
+
+/// A completed agent message of the turn.
+struct AgentMessage {
+    item_id: String,
+    text: String,
+    /// Its phase is `final_answer`.
+    is_final: bool,
+}
+
 #[derive(Default)]
 pub struct TurnState {
     thread_id: Option<String>,
@@ -30,8 +51,8 @@ pub struct TurnState {
     /// `turn/start` has been sent: the next turn on our thread is ours.
     turn_requested: bool,
     held: Vec<Held>,
-    /// Completed agent messages of this turn, in order: (item id, text, phase is final_answer).
-    messages: Vec<(String, String, bool)>,
+    /// Completed agent messages of this turn, in order.
+    messages: Vec<AgentMessage>,
     /// The agent message being streamed and its text so far (restarted by a repeated start):
     /// the last resort for the final message when no completed item carries it.
     streaming: Option<(String, String)>,
@@ -68,11 +89,7 @@ impl TurnState {
 
     /// Our turn id is known (from the `turn/start` acknowledgement).
     pub fn set_turn(&mut self, turn_id: String, out: &mut Vec<HarnessEvent>) {
-        if self.turn_id.is_none() {
-            self.turn_id = Some(turn_id);
-            self.announce_turn(out);
-            self.replay_held(out);
-        }
+        self.adopt_turn(&turn_id, out);
     }
 
     /// `turnStarted` goes out once, as soon as the turn id is known, whether it came from
@@ -103,11 +120,8 @@ impl TurnState {
     /// The final answer: the last completed agent message marked `final_answer`, else the last
     /// completed agent message, else the last agent message among `turn/completed`'s items.
     pub fn final_message(&self, completed: &CompletedTurn) -> Option<String> {
-        if let Some((_, text, _)) = self.messages.iter().rev().find(|(_, _, is_final)| *is_final) {
-            return Some(text.clone());
-        }
-        if let Some((_, text, _)) = self.messages.last() {
-            return Some(text.clone());
+        if let Some(message) = self.messages.iter().rev().find(|m| m.is_final).or(self.messages.last()) {
+            return Some(message.text.clone());
         }
         completed
             .items
@@ -164,63 +178,46 @@ impl TurnState {
                 }
                 out.push(HarnessEvent::Passthrough { reason, message: raw(line) });
             }
-            Owner::Owned => {
-                let event = self.owned(&method, &mut scope, &line, out);
-                match event {
-                    Some(Some(event)) => out.push(event),
-                    Some(None) => {}
-                    // No dedicated event, or a known method whose params did not have the
-                    // expected shape: nothing is dropped.
-                    None => out.push(HarnessEvent::Native {
-                        method: method.into_owned(),
-                        params: params_of(&line).unwrap_or_else(null),
-                    }),
-                }
-            }
+            Owner::Owned => match self.owned(&method, &mut scope, &line, out) {
+                Handled::Event(event) => out.push(event),
+                Handled::Quiet => {}
+                Handled::Native => out.push(HarnessEvent::Native {
+                    method: method.into_owned(),
+                    params: params_of(&line).unwrap_or_else(null),
+                }),
+            },
         }
     }
 
-    /// The dedicated event of an owned notification: `Some(None)` when it only changes the
-    /// state, `None` when it has none (it then goes out as `native`).
-    fn owned(&mut self, method: &str, scope: &mut Scope, line: &str, out: &mut Vec<HarnessEvent>) -> Option<Option<HarnessEvent>> {
-        // Only the notifications without a delta need their params whole.
+    /// What an owned notification amounts to.
+    fn owned(&mut self, method: &str, scope: &mut Scope, line: &str, out: &mut Vec<HarnessEvent>) -> Handled {
+        // Only the notifications without a delta or an item need their params whole.
         let params = || params_of(line);
-        match method {
+        let handled = match method {
             method::TURN_STARTED => scope.turn_id().map(|turn| {
-                if self.turn_id.is_none() {
-                    self.turn_id = Some(turn.to_string());
-                    self.announce_turn(out);
-                    self.replay_held(out);
-                }
-                None
+                self.adopt_turn(turn, out);
+                Handled::Quiet
             }),
             method::TURN_COMPLETED => field::<TurnCompletedParams>(params().as_deref()).map(|c| {
-                if self.turn_id.is_none() {
-                    self.turn_id = Some(c.turn.id.clone());
-                    self.announce_turn(out);
-                    self.replay_held(out);
-                }
+                self.adopt_turn(&c.turn.id, out);
                 self.completion = Some(c.turn);
-                None
+                Handled::Quiet
             }),
-            method::ITEM_STARTED | method::ITEM_COMPLETED => field::<ItemParams>(params().as_deref()).map(|ItemParams { item }| {
+            method::ITEM_STARTED | method::ITEM_COMPLETED => scope.take_item().map(|item| {
+                let started = method == method::ITEM_STARTED;
                 if let Ok(head) = serde_json::from_str::<ItemHead>(item.get()) {
                     if head.kind == "agentMessage" {
                         // A repeated start (a retried stream) restarts the message.
-                        self.messages.retain(|(id, _, _)| *id != head.id);
-                        if method == method::ITEM_STARTED {
+                        self.messages.retain(|m| m.item_id != head.id);
+                        if started {
                             self.streaming = Some((head.id.clone(), String::new()));
                         } else {
                             let is_final = head.phase.as_deref() == Some("final_answer");
-                            self.messages.push((head.id, head.text.unwrap_or_default(), is_final));
+                            self.messages.push(AgentMessage { item_id: head.id, text: head.text.unwrap_or_default(), is_final });
                         }
                     }
                 }
-                Some(if method == method::ITEM_STARTED {
-                    HarnessEvent::ItemStarted { item }
-                } else {
-                    HarnessEvent::ItemCompleted { item }
-                })
+                Handled::Event(if started { HarnessEvent::ItemStarted { item } } else { HarnessEvent::ItemCompleted { item } })
             }),
             method::AGENT_MESSAGE_DELTA => Delta::of(scope).map(|d| {
                 if let Some((id, text)) = &mut self.streaming {
@@ -228,10 +225,10 @@ impl TurnState {
                         text.push_str(&d.delta);
                     }
                 }
-                Some(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta })
+                Handled::Event(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta })
             }),
             method::REASONING_SUMMARY_DELTA => Delta::of(scope).map(|d| {
-                Some(HarnessEvent::ReasoningDelta {
+                Handled::Event(HarnessEvent::ReasoningDelta {
                     item_id: d.item_id,
                     delta: d.delta,
                     part: ReasoningPart::Summary,
@@ -239,7 +236,7 @@ impl TurnState {
                 })
             }),
             method::REASONING_TEXT_DELTA => Delta::of(scope).map(|d| {
-                Some(HarnessEvent::ReasoningDelta {
+                Handled::Event(HarnessEvent::ReasoningDelta {
                     item_id: d.item_id,
                     delta: d.delta,
                     part: ReasoningPart::Text,
@@ -247,7 +244,7 @@ impl TurnState {
                 })
             }),
             method::COMMAND_OUTPUT_DELTA => {
-                Delta::of(scope).map(|d| Some(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta }))
+                Delta::of(scope).map(|d| Handled::Event(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta }))
             }
             method::TOKEN_USAGE_UPDATED => field::<TokenUsageParams>(params().as_deref()).map(|u| {
                 let total: Usage = u.token_usage.total.into();
@@ -259,23 +256,34 @@ impl TurnState {
                     }
                 }
                 self.usage_total = Some(total);
-                Some(HarnessEvent::Usage {
+                Handled::Event(HarnessEvent::Usage {
                     turn: total.since(self.usage_baseline),
                     thread: total,
                     context_window: u.token_usage.model_context_window,
                 })
             }),
-            method::ERROR => field::<ErrorParams>(params().as_deref()).and_then(|e| {
+            method::ERROR => field::<ErrorParams>(params().as_deref()).map(|e| {
                 if e.will_retry {
-                    Some(Some(HarnessEvent::Retrying { message: e.error.message, codex_error_info: e.error.codex_error_info }))
+                    Handled::Event(HarnessEvent::Retrying { message: e.error.message, codex_error_info: e.error.codex_error_info })
                 } else {
                     // The failure itself is reported by `turn/completed`; the notification
-                    // still goes out as `native` below.
+                    // still goes out as `native`.
                     self.last_error = Some(e.error);
-                    None
+                    Handled::Native
                 }
             }),
             _ => None,
+        };
+        handled.unwrap_or(Handled::Native)
+    }
+
+    /// The turn a `turn/started` or `turn/completed` of our thread names is ours, when the
+    /// acknowledgement has not told its id yet.
+    fn adopt_turn(&mut self, turn_id: &str, out: &mut Vec<HarnessEvent>) {
+        if self.turn_id.is_none() {
+            self.turn_id = Some(turn_id.to_string());
+            self.announce_turn(out);
+            self.replay_held(out);
         }
     }
 }

@@ -1,0 +1,69 @@
+//! Reading options that JavaScript passes as JSON text: every error names the option it is
+//! about (`options.env.A: invalid type: integer, expected a string`) and never shows a value,
+//! since values can be credentials.
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, PartialEq)]
+pub struct OptionsError(pub String);
+
+impl std::fmt::Display for OptionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OptionsError {}
+
+pub(crate) fn invalid(message: impl Into<String>) -> OptionsError {
+    OptionsError(message.into())
+}
+
+/// serde names the offending value (`invalid type: string "Bearer …", expected a map`): an
+/// `env` or header value in the wrong place would be echoed into the error. Keeps the kind only.
+fn without_value(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(prefix) {
+            if let Some(at) = rest.rfind(", expected ") {
+                let kind = rest[..at].split([' ', '`']).next().unwrap_or("");
+                return format!("{prefix}{kind}{}", &rest[at..]);
+            }
+        }
+    }
+    message.to_string()
+}
+
+/// Deserializes the JSON text of an options object; errors name the option
+/// (`options.env.A: invalid type: integer, expected a string`) and never a value.
+pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, OptionsError> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // serde_json appends the position in our own JSON text, which means nothing to callers.
+        let inner = without_value(inner.split(" at line ").next().unwrap_or(&inner));
+        if path == "." {
+            invalid(format!("options: {inner}"))
+        } else {
+            invalid(format!("options.{path}: {inner}"))
+        }
+    })
+}
+
+/// Variable names and values a child environment can hold.
+pub fn check_env(env: &BTreeMap<String, String>) -> Result<(), OptionsError> {
+    for (key, value) in env {
+        if key.is_empty() || key.contains('=') || key.contains('\0') {
+            // Only what precedes a `=` or NUL: `"TOKEN=value"` passed as a name holds a value.
+            let shown = key.split(['=', '\0']).next().unwrap_or("");
+            return Err(invalid(format!(
+                "options.env has an invalid variable name starting {shown:?} (names must be non-empty, without '=' or NUL)"
+            )));
+        }
+        if value.contains('\0') {
+            return Err(invalid(format!("options.env.{key} contains a NUL character")));
+        }
+    }
+    Ok(())
+}
+

@@ -1,0 +1,98 @@
+//! The params of the notifications the turn reads, as far as it reads them.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// `turn/completed` params: the parts the terminal frame needs.
+#[derive(Deserialize, Debug)]
+pub struct TurnCompletedParams {
+    pub turn: CompletedTurn,
+}
+
+#[derive(Deserialize, Debug)]
+pub struct CompletedTurn {
+    pub id: String,
+    pub status: String,
+    #[serde(default)]
+    pub error: Option<TurnError>,
+    #[serde(default)]
+    pub items: Vec<Box<RawValue>>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnError {
+    pub message: String,
+    #[serde(default)]
+    pub codex_error_info: Value,
+    #[serde(default)]
+    pub additional_details: Value,
+}
+
+/// `error` notification params.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorParams {
+    pub error: TurnError,
+    #[serde(default)]
+    pub will_retry: bool,
+}
+
+/// The fields of a thread item that the turn state needs (final message selection).
+#[derive(Deserialize, Debug)]
+pub struct ItemHead {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub phase: Option<String>,
+}
+
+/// `thread/tokenUsage/updated` params.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsageParams {
+    pub token_usage: TokenUsage,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    pub total: TokenBreakdown,
+    /// The latest model response alone.
+    #[serde(default)]
+    pub last: Option<TokenBreakdown>,
+    #[serde(default)]
+    pub model_context_window: Option<i64>,
+}
+
+#[derive(Deserialize, Debug, Default, Clone, Copy)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenBreakdown {
+    #[serde(default)]
+    pub total_tokens: i64,
+    #[serde(default)]
+    pub input_tokens: i64,
+    #[serde(default)]
+    pub cached_input_tokens: i64,
+    #[serde(default)]
+    pub output_tokens: i64,
+    #[serde(default)]
+    pub reasoning_output_tokens: i64,
+}
+
+impl From<TokenBreakdown> for crate::events::Usage {
+    fn from(b: TokenBreakdown) -> Self {
+        crate::events::Usage {
+            input: b.input_tokens,
+            cache_read: b.cached_input_tokens,
+            output: b.output_tokens,
+            reasoning: b.reasoning_output_tokens,
+            total: b.total_tokens,
+        }
+    }
+}
+

@@ -1,0 +1,301 @@
+//! What this package sends: each request's params as a struct, paired with its method (named in
+//! [`super::method`]) and the type of its result, in the way Codex's own protocol crate pairs
+//! them. Optional fields are left out of the wire when absent.
+
+use super::{method, RpcError};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A request or notification we send. `params` is always present on requests.
+#[derive(Serialize)]
+pub struct Outgoing<'a, P: Serialize> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    pub method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub params: Option<P>,
+}
+
+/// Our answer to a server request.
+#[derive(Serialize)]
+pub struct Reply<'a> {
+    pub id: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a RpcError>,
+}
+
+/// `clientInfo.name`: Codex sends it to the model provider as the `originator` header.
+pub const CLIENT_NAME: &str = "rennet";
+pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A request: its params (the struct itself), its method and the type of its result.
+pub trait Request: Serialize {
+    const METHOD: &'static str;
+    type Result: DeserializeOwned;
+}
+
+/// How every thread and turn of this package runs without asking anyone.
+#[derive(Serialize, Clone, Copy, Debug)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalPolicy {
+    Never,
+}
+
+/// The thread's sandbox. Always read-only: a writable thread sandbox in a git directory makes
+/// the server mark the project trusted in the user's config.toml.
+#[derive(Serialize, Clone, Copy, Debug)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThreadSandbox {
+    ReadOnly,
+}
+
+/// The turn's sandbox policy.
+#[derive(Serialize, Clone, Copy, Debug)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum SandboxPolicy {
+    DangerFullAccess,
+    ReadOnly,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Initialize {
+    client_info: ClientInfo,
+}
+
+#[derive(Serialize, Debug)]
+struct ClientInfo {
+    name: &'static str,
+    title: Option<&'static str>,
+    version: &'static str,
+}
+
+impl Initialize {
+    /// This package, as it introduces itself.
+    pub fn ours() -> Initialize {
+        Initialize { client_info: ClientInfo { name: CLIENT_NAME, title: None, version: CLIENT_VERSION } }
+    }
+}
+
+impl Request for Initialize {
+    const METHOD: &'static str = method::INITIALIZE;
+    type Result = InitializeResult;
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadStart<'a> {
+    pub cwd: &'a str,
+    pub approval_policy: ApprovalPolicy,
+    pub sandbox: ThreadSandbox,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
+    /// Configuration layered over the user's for this thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<Value>,
+}
+
+impl Request for ThreadStart<'_> {
+    const METHOD: &'static str = method::THREAD_START;
+    type Result = ThreadResult;
+}
+
+/// `thread/resume`: `thread/start`'s params and the stored thread's id.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadResume<'a> {
+    pub thread_id: &'a str,
+    #[serde(flatten)]
+    pub thread: ThreadStart<'a>,
+}
+
+impl Request for ThreadResume<'_> {
+    const METHOD: &'static str = method::THREAD_RESUME;
+    type Result = ThreadResult;
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStart<'a> {
+    pub thread_id: &'a str,
+    pub input: [UserInput<'a>; 1],
+    pub cwd: &'a str,
+    pub approval_policy: ApprovalPolicy,
+    pub sandbox_policy: SandboxPolicy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effort: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<&'a RawValue>,
+}
+
+/// One text input; `text_elements` (rich-text spans) are none.
+#[derive(Serialize, Debug)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum UserInput<'a> {
+    Text { text: &'a str, text_elements: [(); 0] },
+}
+
+impl Request for TurnStart<'_> {
+    const METHOD: &'static str = method::TURN_START;
+    type Result = TurnStartResult;
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnInterrupt<'a> {
+    pub thread_id: &'a str,
+    pub turn_id: &'a str,
+}
+
+impl Request for TurnInterrupt<'_> {
+    const METHOD: &'static str = method::TURN_INTERRUPT;
+    /// An acknowledgement: `turn/completed` says how the turn ended.
+    type Result = serde::de::IgnoredAny;
+}
+
+/// The effective configuration for a directory, project layers included.
+#[derive(Serialize, Debug)]
+pub struct ConfigRead<'a> {
+    pub cwd: &'a str,
+}
+
+impl Request for ConfigRead<'_> {
+    const METHOD: &'static str = method::CONFIG_READ;
+    type Result = Value;
+}
+
+/// One page of the features and whether each is on, for a thread.
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct ExperimentalFeatureList<'a> {
+    pub thread_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+impl Request for ExperimentalFeatureList<'_> {
+    const METHOD: &'static str = method::EXPERIMENTAL_FEATURE_LIST;
+    type Result = Value;
+}
+
+/// One page of the MCP servers and their state, for a thread.
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatusList<'a> {
+    pub thread_id: &'a str,
+    /// Only what tells whether a server runs (no resource listings).
+    pub detail: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+impl Request for McpServerStatusList<'_> {
+    const METHOD: &'static str = method::MCP_SERVER_STATUS_LIST;
+    type Result = Value;
+}
+
+/// A request whose result comes in pages.
+pub trait Paged: Request + Clone {
+    fn at(&self, cursor: String) -> Self;
+}
+
+impl Paged for ExperimentalFeatureList<'_> {
+    fn at(&self, cursor: String) -> Self {
+        ExperimentalFeatureList { cursor: Some(cursor), ..self.clone() }
+    }
+}
+
+impl Paged for McpServerStatusList<'_> {
+    fn at(&self, cursor: String) -> Self {
+        McpServerStatusList { cursor: Some(cursor), ..self.clone() }
+    }
+}
+
+#[derive(Deserialize, Default, Debug)]
+pub struct TurnRef {
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+/// `initialize` result.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    pub user_agent: String,
+}
+
+/// `thread/start` and `thread/resume` results: the thread id.
+#[derive(Deserialize, Debug)]
+pub struct ThreadResult {
+    pub thread: ThreadRef,
+}
+
+#[derive(Deserialize, Debug)]
+pub struct ThreadRef {
+    pub id: String,
+}
+
+/// `turn/start` result (an acknowledgement).
+#[derive(Deserialize, Debug)]
+pub struct TurnStartResult {
+    pub turn: TurnRef,
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn wire<Q: Request>(q: &Q) -> Value {
+        serde_json::to_value(q).unwrap()
+    }
+
+    #[test]
+    fn params_are_what_the_server_expects() {
+        assert_eq!(
+            wire(&Initialize::ours()),
+            json!({"clientInfo": {"name": "rennet", "title": null, "version": CLIENT_VERSION}})
+        );
+        let start = ThreadStart {
+            cwd: "/w",
+            approval_policy: ApprovalPolicy::Never,
+            sandbox: ThreadSandbox::ReadOnly,
+            model: None,
+            config: None,
+        };
+        assert_eq!(wire(&start), json!({"cwd": "/w", "approvalPolicy": "never", "sandbox": "read-only"}));
+        let resume = ThreadResume { thread_id: "th", thread: ThreadStart { model: Some("m"), ..start } };
+        assert_eq!(
+            wire(&resume),
+            json!({"threadId": "th", "cwd": "/w", "approvalPolicy": "never", "sandbox": "read-only", "model": "m"})
+        );
+        let schema = RawValue::from_string(r#"{"type":"object"}"#.into()).unwrap();
+        let turn = TurnStart {
+            thread_id: "th",
+            input: [UserInput::Text { text: "hi", text_elements: [] }],
+            cwd: "/w",
+            approval_policy: ApprovalPolicy::Never,
+            sandbox_policy: SandboxPolicy::DangerFullAccess,
+            model: None,
+            effort: Some("low"),
+            output_schema: Some(&schema),
+        };
+        assert_eq!(
+            wire(&turn),
+            json!({"threadId": "th", "input": [{"type": "text", "text": "hi", "text_elements": []}], "cwd": "/w",
+                   "approvalPolicy": "never", "sandboxPolicy": {"type": "dangerFullAccess"}, "effort": "low",
+                   "outputSchema": {"type": "object"}})
+        );
+        assert_eq!(serde_json::to_value(SandboxPolicy::ReadOnly).unwrap(), json!({"type": "readOnly"}));
+        let list = McpServerStatusList { thread_id: "th", detail: "toolsAndAuthOnly", cursor: None };
+        assert_eq!(wire(&list), json!({"threadId": "th", "detail": "toolsAndAuthOnly"}));
+        assert_eq!(wire(&list.at("2".into()))["cursor"], "2");
+    }
+}

@@ -1,0 +1,183 @@
+//! The JSON-RPC connection to `codex app-server`: request ids, the requests waiting for an
+//! answer and their deadlines, the answers that came, and writes that give way. A server that
+//! stops reading its stdin fills the pipe, and a write to it would wait for ever: every write
+//! races a future of the caller's (an abort, a deadline), and a write that lost, or failed,
+//! ends all writing. The frame loop that decides what to do with each message is the caller's.
+
+use crate::protocol::{Incoming, Outgoing, Reply, Request, RpcError, Scope};
+use crate::transport::{FrameError, FrameReader, FrameWriter, ReadItem};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::future::Future;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::Instant;
+
+pub struct Connection<R, W> {
+    reader: FrameReader<R>,
+    /// `None` once a write failed or gave way: nothing more can reach the server.
+    writer: Option<FrameWriter<W>>,
+    next_id: i64,
+    pending: HashMap<i64, Pending>,
+    answers: HashMap<i64, Result<Box<RawValue>, RpcError>>,
+}
+
+struct Pending {
+    method: &'static str,
+    deadline: Option<Instant>,
+}
+
+/// What a message was, once the connection has read it.
+// Notifications are nearly every message: boxing their scope would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Received {
+    /// The answer to one of our requests: kept until [`Connection::answer`] takes it.
+    Answer { id: i64 },
+    /// A response to no request of ours, as it was received.
+    Stray(String),
+    Request { id: Value, method: String },
+    /// A notification, with the scope read from its params and its line.
+    Notification { method: Cow<'static, str>, scope: Scope, line: String },
+    /// A non-JSON line before the first message (a launcher's banner).
+    Preamble(String),
+    /// The server closed its stdout.
+    Eof,
+}
+
+/// Why a message did not reach the server.
+#[derive(Debug)]
+pub enum Unsent {
+    /// Writing failed (the server is gone or closed its stdin).
+    Failed(std::io::Error),
+    /// The caller's future won the race with the write.
+    GaveWay,
+    /// An earlier write failed or gave way.
+    Closed,
+}
+
+impl std::fmt::Display for Unsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unsent::Failed(e) => write!(f, "{e}"),
+            Unsent::GaveWay => f.write_str("the write was abandoned: the server reads nothing"),
+            Unsent::Closed => f.write_str("nothing can be written to the server any more"),
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
+    pub fn new(reader: FrameReader<R>, writer: W) -> Self {
+        Connection {
+            reader,
+            writer: Some(FrameWriter::new(writer)),
+            next_id: 1,
+            pending: HashMap::new(),
+            answers: HashMap::new(),
+        }
+    }
+
+    /// Sends a request with the next id, which it returns: its answer waits in
+    /// [`Connection::answer`]; past `deadline` it is [`Connection::overdue`], also when it could
+    /// not be sent.
+    pub async fn request<Q: Request>(
+        &mut self,
+        params: &Q,
+        deadline: Option<Instant>,
+        give_way: impl Future<Output = ()>,
+    ) -> Result<i64, Unsent> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.insert(id, Pending { method: Q::METHOD, deadline });
+        // Never the params: they carry the prompt and the caller's configuration.
+        tracing::debug!(id, method = Q::METHOD, "request");
+        self.send(&Outgoing { id: Some(id), method: Q::METHOD, params: Some(params) }, give_way).await.map(|()| id)
+    }
+
+    /// A notification without params (`initialized`).
+    pub async fn notify(&mut self, method: &'static str, give_way: impl Future<Output = ()>) -> Result<(), Unsent> {
+        self.send(&Outgoing::<()> { id: None, method, params: None }, give_way).await
+    }
+
+    /// Our answer to a server request.
+    pub async fn reply(&mut self, reply: &Reply<'_>, give_way: impl Future<Output = ()>) -> Result<(), Unsent> {
+        self.send(reply, give_way).await
+    }
+
+    async fn send(&mut self, message: &impl Serialize, give_way: impl Future<Output = ()>) -> Result<(), Unsent> {
+        let Some(writer) = &mut self.writer else {
+            return Err(Unsent::Closed);
+        };
+        let written = tokio::select! {
+            biased;
+            result = writer.send(message) => result.map_err(Unsent::Failed),
+            () = give_way => Err(Unsent::GaveWay),
+        };
+        if let Err(e) = &written {
+            // Part of the frame may be in the pipe: nothing more can follow it.
+            tracing::debug!("write to codex app-server ended: {e}");
+            self.writer = None;
+        }
+        written
+    }
+
+    /// Whether messages can still reach the server.
+    pub fn can_write(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// Reads the next message. Cancel-safe: a read that loses a race loses nothing.
+    pub async fn receive(&mut self) -> Result<Received, FrameError> {
+        let frame = match self.reader.next().await? {
+            ReadItem::Frame(frame) => frame,
+            ReadItem::Preamble(line) => return Ok(Received::Preamble(line)),
+            ReadItem::Eof => return Ok(Received::Eof),
+        };
+        Ok(match frame.message {
+            Incoming::Response { id, outcome } => match id.as_i64().and_then(|n| self.pending.remove(&n).map(|p| (n, p))) {
+                Some((id, pending)) => {
+                    match &outcome {
+                        Ok(_) => tracing::debug!(id, method = pending.method, "response"),
+                        Err(e) => {
+                            tracing::debug!(id, method = pending.method, code = e.code, "error response: {}", e.message)
+                        }
+                    }
+                    self.answers.insert(id, outcome);
+                    Received::Answer { id }
+                }
+                None => Received::Stray(frame.line),
+            },
+            Incoming::Request { id, method } => Received::Request { id, method },
+            Incoming::Notification { method, scope } => Received::Notification { method, scope, line: frame.line },
+        })
+    }
+
+    /// The answer to request `id`, once it came.
+    pub fn answer(&mut self, id: i64) -> Option<Result<Box<RawValue>, RpcError>> {
+        self.answers.remove(&id)
+    }
+
+    /// The nearest deadline of the requests still waiting.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.pending.values().filter_map(|p| p.deadline).min()
+    }
+
+    /// The method of a request still waiting past its deadline.
+    pub fn overdue(&self, now: Instant) -> Option<&'static str> {
+        self.pending.values().find(|p| p.deadline.is_some_and(|d| d <= now)).map(|p| p.method)
+    }
+
+    /// Whether a whole line is already read and waiting (reading it costs no I/O).
+    pub fn has_buffered_line(&self) -> bool {
+        self.reader.has_buffered_line()
+    }
+
+    /// Closes the server's stdin (`codex app-server` exits on EOF).
+    pub async fn close(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            writer.close().await;
+        }
+    }
+}

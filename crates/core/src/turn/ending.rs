@@ -1,0 +1,166 @@
+//! How a turn's outcome becomes its terminal event, and the failures of the requests on the way.
+
+use super::state::TurnState;
+use crate::events::{Cancellation, Status, Terminal};
+use crate::failure::{Code, Failure, FailureSource};
+use crate::isolation;
+use crate::process::ExitInfo;
+use crate::protocol::{CompletedTurn, RpcError};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// Why the run stopped.
+pub(super) enum Ending {
+    /// The server completed the owned turn (with any status).
+    Turn(Box<CompletedTurn>),
+    Failed(Failure),
+    /// The server closed its stdout.
+    Eof,
+    /// Abort before the turn existed, an interrupt that was not honoured in time, or a kill.
+    Kill,
+}
+
+/// What is known of the process once it is gone.
+pub(super) struct Exit<'a> {
+    pub exit: ExitInfo,
+    /// How it ended when it did by itself (after closing its stdout).
+    pub by_itself: Option<ExitInfo>,
+    pub stderr_tail: &'a dyn Fn() -> Vec<String>,
+}
+
+/// The terminal event of a run that ended as `ending`.
+pub(super) fn terminal(
+    ending: Ending,
+    state: &TurnState,
+    structured: bool,
+    abort_seen: bool,
+    exit: Exit<'_>,
+) -> Terminal {
+    let mut terminal = Terminal {
+        status: Status::Failed,
+        thread_id: state.thread_id().map(str::to_string),
+        turn_id: state.turn_id().map(str::to_string),
+        final_message: None,
+        structured_output: None,
+        usage: state.turn_usage(),
+        cancellation: None,
+        failure: None,
+    };
+    match ending {
+        Ending::Turn(completed) => completed_turn(&mut terminal, state, structured, *completed),
+        Ending::Kill => {
+            terminal.status = Status::Cancelled;
+            terminal.cancellation = Some(Cancellation::Killed);
+        }
+        Ending::Eof if abort_seen => {
+            terminal.status = Status::Cancelled;
+            terminal.cancellation = Some(Cancellation::Killed);
+        }
+        Ending::Eof => {
+            let message = match exit.by_itself {
+                Some(by_itself) => format!("codex app-server {} before the turn completed", by_itself.how()),
+                None => "codex app-server closed its stdout but kept running".to_string(),
+            };
+            terminal.failure = Some(Failure::new(FailureSource::Exit, Code::ProcessExited, message).with_detail(json!({
+                "exitCode": exit.exit.code,
+                "signal": exit.exit.signal,
+                "exitedByItself": exit.by_itself.is_some(),
+                "stderrTail": (exit.stderr_tail)(),
+            })));
+        }
+        Ending::Failed(mut failure) => {
+            if failure.source == FailureSource::Parse {
+                if let Value::Object(detail) = &mut failure.detail {
+                    detail.insert("stderrTail".into(), json!((exit.stderr_tail)()));
+                }
+            }
+            terminal.failure = Some(failure);
+        }
+    }
+    terminal
+}
+
+fn completed_turn(terminal: &mut Terminal, state: &TurnState, structured: bool, completed: CompletedTurn) {
+    match completed.status.as_str() {
+        "completed" => {
+            let text = state.final_message(&completed);
+            terminal.status = Status::Completed;
+            if structured {
+                let invalid = |message: String| {
+                    Failure::new(FailureSource::Turn, Code::StructuredOutputInvalid, message).with_detail(json!({"text": text}))
+                };
+                match text.as_deref().map(serde_json::from_str::<Value>) {
+                    Some(Ok(value)) => terminal.structured_output = Some(value),
+                    Some(Err(e)) => {
+                        terminal.status = Status::Failed;
+                        terminal.failure = Some(invalid(format!("the final message is not valid JSON: {e}")));
+                    }
+                    None => {
+                        terminal.status = Status::Failed;
+                        terminal.failure = Some(invalid("the turn completed without a final message".to_string()));
+                    }
+                }
+            }
+            terminal.final_message = text;
+        }
+        "interrupted" => {
+            terminal.status = Status::Cancelled;
+            terminal.cancellation = Some(Cancellation::Interrupted);
+        }
+        status => {
+            let error = completed.error.as_ref().or(state.last_error());
+            let message = match error {
+                Some(e) => e.message.clone(),
+                None => format!("the turn ended with status {status}"),
+            };
+            terminal.failure = Some(Failure::new(FailureSource::Turn, Code::TurnFailed, message).with_detail(json!({
+                "status": status,
+                "codexErrorInfo": error.map(|e| e.codex_error_info.clone()).unwrap_or(Value::Null),
+                "additionalDetails": error.map(|e| e.additional_details.clone()).unwrap_or(Value::Null),
+            })));
+        }
+    }
+}
+
+/// In a read-only turn, an error or an unexpected answer while checking the isolation means
+/// it is not confirmed: the turn is never started.
+pub(super) fn isolation_doubt(ending: Ending) -> Ending {
+    match ending {
+        Ending::Failed(failure)
+            if failure.source == FailureSource::Jsonrpc && failure.code != Code::IsolationNotConfirmed =>
+        {
+            let report = json!({"code": failure.code, "message": failure.message, "detail": failure.detail});
+            Ending::Failed(isolation::not_confirmed(
+                format!("the isolation could not be confirmed: {}", failure.message),
+                report,
+            ))
+        }
+        other => other,
+    }
+}
+
+/// A result in the shape the protocol promises, or `UNEXPECTED_RESPONSE`.
+pub(super) fn parse_result<T: serde::de::DeserializeOwned>(method: &'static str, raw: &RawValue) -> Result<T, Ending> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        Ending::Failed(
+            Failure::new(FailureSource::Jsonrpc, Code::UnexpectedResponse, format!("unexpected {method} result: {e}"))
+                .with_detail(json!({"method": method, "result": crate::transport::excerpt(raw.get())})),
+        )
+    })
+}
+
+/// The server answered a request with an error: its message verbatim.
+pub(super) fn rpc_failure(method: &'static str, error: RpcError) -> Failure {
+    Failure::new(FailureSource::Jsonrpc, Code::RequestFailed, error.message).with_detail(json!({
+        "method": method,
+        "code": error.code,
+        "data": error.data,
+    }))
+}
+
+pub(super) fn request_timeout(method: &'static str, timeout: Duration) -> Failure {
+    let timeout = timeout.as_millis();
+    Failure::new(FailureSource::Jsonrpc, Code::RequestTimeout, format!("{method} got no response within {timeout} ms"))
+        .with_detail(json!({"method": method, "timeoutMs": timeout}))
+}

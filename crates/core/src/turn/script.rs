@@ -1,0 +1,385 @@
+//! The turn's script: initialize → thread (started read-only, or resumed) → for a read-only turn
+//! the isolation checks → turn → wait for `turn/completed`. Underneath, one frame loop routes
+//! what the server sends (notifications to the state machine, requests to the reply policy),
+//! keeps the request deadlines, pauses reading while the consumer lags, and turns an abort into
+//! `turn/interrupt` and its grace.
+
+use super::ending::{self, Ending};
+use super::policy;
+use super::state::TurnState;
+use crate::events::{DiagnosticSource, HarnessEvent, PassthroughReason};
+use crate::isolation;
+use crate::options::{Access, TurnOptions};
+use crate::protocol::{
+    method, ApprovalPolicy, ConfigRead, ExperimentalFeatureList, Initialize, McpServerStatusList, Paged, Reply,
+    Request, SandboxPolicy, ThreadResult, ThreadResume, ThreadSandbox, ThreadStart, TurnInterrupt, TurnStart,
+    UserInput,
+};
+use crate::rpc::{Connection, Received};
+use crate::stream::EventStream;
+use crate::transport::FrameError;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::Instant;
+
+/// Pages read of a paginated list before the answer counts as endless.
+const MAX_PAGES: usize = 100;
+
+pub(super) struct Session<'a, R, W> {
+    conn: Connection<R, W>,
+    options: &'a TurnOptions,
+    stream: &'a EventStream,
+    /// For the `started` event.
+    pid: u32,
+    codex_path: &'a str,
+    pub(super) state: TurnState,
+    pub(super) abort_seen: bool,
+    interrupt_deadline: Option<Instant>,
+    /// The one timer of the frame loop, set to the nearest deadline; moved only when that
+    /// changes, since arming a timer for every frame would cost more than the frame.
+    timer: Timer,
+    scratch: Vec<HarnessEvent>,
+}
+
+/// What woke the frame loop. Reads are nearly every wake.
+#[allow(clippy::large_enum_variant)]
+enum Wake {
+    Kill,
+    Abort,
+    Deadline,
+    Room,
+    Read(Result<Received, FrameError>),
+}
+
+impl<'a, R, W> Session<'a, R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+{
+    pub(super) fn new(
+        conn: Connection<R, W>,
+        options: &'a TurnOptions,
+        stream: &'a EventStream,
+        pid: u32,
+        codex_path: &'a str,
+    ) -> Self {
+        Session {
+            conn,
+            options,
+            stream,
+            pid,
+            codex_path,
+            state: TurnState::default(),
+            abort_seen: false,
+            interrupt_deadline: None,
+            timer: Timer::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Plays the script to its end: how the turn ended.
+    pub(super) async fn run(&mut self) -> Ending {
+        let ending = match self.script().await {
+            Ok(ending) | Err(ending) => ending,
+        };
+        // Events held back for a larger batch must not wait for the end.
+        self.stream.release();
+        ending
+    }
+
+    async fn script(&mut self) -> Result<Ending, Ending> {
+        let init = self.call(&Initialize::ours()).await?;
+        self.stream.push(&HarnessEvent::Started {
+            pid: self.pid,
+            codex_path: self.codex_path.to_string(),
+            codex_version: crate::protocol::version_from_user_agent(&init.user_agent),
+            user_agent: init.user_agent,
+        });
+        let _ = self.conn.notify(method::INITIALIZED, give_way(self.stream, self.abort_seen, self.interrupt_deadline)).await;
+
+        let read_only = self.options.access == Access::ReadOnly;
+        let requested: Vec<String> =
+            self.options.mcp.as_ref().map(|p| p.servers.keys().cloned().collect()).unwrap_or_default();
+        let thread_id = self.open_thread(read_only, &requested).await?;
+        if read_only {
+            self.confirm_isolation(&thread_id, &requested).await.map_err(ending::isolation_doubt)?;
+        }
+        self.start_turn(&thread_id).await?;
+        // The acknowledgement is not a result: the turn ends on `turn/completed` (or a
+        // failure), however long it takes.
+        match self.pump_until(|session| session.state.take_completion()).await {
+            Ok(completed) => Ok(Ending::Turn(Box::new(completed))),
+            Err(ending) => Err(ending),
+        }
+    }
+
+    /// Starts (or resumes) the thread, always read-only: a writable thread sandbox in a git
+    /// directory makes the server mark the project trusted in the user's config.toml. Full
+    /// access is granted per turn instead (`sandboxPolicy`).
+    async fn open_thread(&mut self, read_only: bool, requested: &[String]) -> Result<String, Ending> {
+        let opts = self.options;
+        let config = if read_only {
+            // Codex merges configuration layers, so an empty table cannot clear the user's
+            // servers: each configured one (project layers included) is disabled by name.
+            let config = self.call(&ConfigRead { cwd: &opts.thread_cwd }).await.map_err(ending::isolation_doubt)?;
+            let configured = isolation::configured_servers(&config).map_err(Ending::Failed)?;
+            Some(isolation::thread_config(&configured, requested))
+        } else {
+            None
+        };
+        let thread = ThreadStart {
+            cwd: &opts.thread_cwd,
+            approval_policy: ApprovalPolicy::Never,
+            sandbox: ThreadSandbox::ReadOnly,
+            model: opts.model.as_deref(),
+            config,
+        };
+        let (raw, resumed) = match &opts.thread_id {
+            Some(thread_id) => (self.call_raw(&ThreadResume { thread_id, thread }).await?, true),
+            None => (self.call_raw(&thread).await?, false),
+        };
+        let method = if resumed { method::THREAD_RESUME } else { method::THREAD_START };
+        if read_only {
+            let report: Value = ending::parse_result(method, &raw)?;
+            isolation::check_thread(&report).map_err(Ending::Failed)?;
+        }
+        let thread: ThreadResult = ending::parse_result(method, &raw)?;
+        let thread_id = thread.thread.id;
+        self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread_id.clone(), resumed });
+        self.update_state(|state, out| state.set_thread(thread_id.clone(), out));
+        Ok(thread_id)
+    }
+
+    /// Asks the server, for this thread, whether the isolation holds. The turn starts only
+    /// after it confirms.
+    async fn confirm_isolation(&mut self, thread_id: &str, requested: &[String]) -> Result<(), Ending> {
+        let features = self.list_all(ExperimentalFeatureList { thread_id, cursor: None }).await?;
+        isolation::check_features(&features).map_err(Ending::Failed)?;
+        let servers = self.list_all(McpServerStatusList { thread_id, detail: "toolsAndAuthOnly", cursor: None }).await?;
+        isolation::check_servers(&servers, requested).map_err(Ending::Failed)
+    }
+
+    /// Every entry of a paginated list.
+    async fn list_all<Q: Paged<Result = Value>>(&mut self, first: Q) -> Result<Vec<Value>, Ending> {
+        let mut entries = Vec::new();
+        let mut request = first;
+        for _ in 0..MAX_PAGES {
+            let result = self.call(&request).await?;
+            let (data, next) = isolation::page(&result, Q::METHOD).map_err(Ending::Failed)?;
+            entries.extend(data);
+            match next {
+                Some(cursor) => request = request.at(cursor),
+                None => return Ok(entries),
+            }
+        }
+        Err(Ending::Failed(isolation::not_confirmed(
+            format!("{} did not end after {MAX_PAGES} pages", Q::METHOD),
+            Value::Null,
+        )))
+    }
+
+    async fn start_turn(&mut self, thread_id: &str) -> Result<(), Ending> {
+        let opts = self.options;
+        let turn = TurnStart {
+            thread_id,
+            input: [UserInput::Text { text: &opts.prompt, text_elements: [] }],
+            cwd: &opts.thread_cwd,
+            approval_policy: ApprovalPolicy::Never,
+            sandbox_policy: match opts.access {
+                Access::Full => SandboxPolicy::DangerFullAccess,
+                Access::ReadOnly => SandboxPolicy::ReadOnly,
+            },
+            model: opts.model.as_deref(),
+            effort: opts.effort.as_deref(),
+            output_schema: opts.output_schema.as_deref(),
+        };
+        self.state.set_turn_requested();
+        let ack = self.call(&turn).await?;
+        if let Some(turn_id) = ack.turn.id {
+            self.update_state(|state, out| state.set_turn(turn_id, out));
+        }
+        Ok(())
+    }
+
+    /// Sends a request and processes frames until its answer came, as its result type.
+    async fn call<Q: Request>(&mut self, request: &Q) -> Result<Q::Result, Ending> {
+        let raw = self.call_raw(request).await?;
+        ending::parse_result(Q::METHOD, &raw)
+    }
+
+    async fn call_raw<Q: Request>(&mut self, request: &Q) -> Result<Box<RawValue>, Ending> {
+        let deadline = Instant::now() + self.options.request_timeout;
+        let give_way = give_way(self.stream, self.abort_seen, self.interrupt_deadline);
+        // A request that did not reach the server gets no answer: its deadline, an abort or the
+        // server's end decides.
+        let id = self.conn.request(request, Some(deadline), give_way).await.ok();
+        match self.pump_until(|session| id.and_then(|id| session.conn.answer(id))).await? {
+            Ok(result) => Ok(result),
+            Err(error) => Err(Ending::Failed(ending::rpc_failure(Q::METHOD, error))),
+        }
+    }
+
+    /// Runs `f` on the state machine and sends out the events it produced.
+    fn update_state(&mut self, f: impl FnOnce(&mut TurnState, &mut Vec<HarnessEvent>)) {
+        let mut out = std::mem::take(&mut self.scratch);
+        f(&mut self.state, &mut out);
+        for event in out.drain(..) {
+            self.stream.push(&event);
+        }
+        self.scratch = out;
+    }
+
+    /// Processes frames until `done` has something or the run must end.
+    async fn pump_until<T>(&mut self, mut done: impl FnMut(&mut Self) -> Option<T>) -> Result<T, Ending> {
+        let outcome = loop {
+            if let Some(value) = done(self) {
+                break Ok(value);
+            }
+            if let Some(completed) = self.state.take_completion() {
+                break Err(Ending::Turn(Box::new(completed)));
+            }
+            let reading = self.stream.may_read(self.conn.has_buffered_line(), std::time::Instant::now());
+            let release_at = reading.release_at.map(Instant::from_std);
+            self.timer.set([self.conn.next_deadline(), self.interrupt_deadline, release_at].into_iter().flatten().min());
+            let wake = tokio::select! {
+                biased;
+                _ = self.stream.killed() => Wake::Kill,
+                _ = self.stream.aborted(), if !self.abort_seen => Wake::Abort,
+                _ = self.timer.fired() => Wake::Deadline,
+                _ = self.stream.room(), if !reading.room => Wake::Room,
+                received = self.conn.receive(), if reading.room => Wake::Read(received),
+            };
+            match wake {
+                Wake::Kill => break Err(Ending::Kill),
+                Wake::Abort => {
+                    self.abort_seen = true;
+                    if let Err(ending) = self.on_abort().await {
+                        break Err(ending);
+                    }
+                }
+                Wake::Deadline => {
+                    let now = Instant::now();
+                    if release_at.is_some_and(|at| at <= now) {
+                        self.stream.release();
+                    }
+                    if self.interrupt_deadline.is_some_and(|d| d <= now) {
+                        break Err(Ending::Kill);
+                    }
+                    if let Some(method) = self.conn.overdue(now) {
+                        break Err(Ending::Failed(ending::request_timeout(method, self.options.request_timeout)));
+                    }
+                }
+                Wake::Room => {}
+                Wake::Read(Ok(received)) => {
+                    if let Some(ending) = self.on_received(received).await {
+                        break Err(ending);
+                    }
+                }
+                Wake::Read(Err(e)) => break Err(Ending::Failed(e.into())),
+            }
+        };
+        // Events held back for a larger batch must not wait for the next read (or the end).
+        self.stream.release();
+        outcome
+    }
+
+    /// Abort: before the turn id exists, kill at once; after, interrupt and wait for the grace.
+    async fn on_abort(&mut self) -> Result<(), Ending> {
+        if self.state.is_completed() {
+            return Ok(());
+        }
+        let (Some(thread_id), Some(turn_id)) = (self.state.thread_id(), self.state.turn_id()) else {
+            return Err(Ending::Kill);
+        };
+        if !self.conn.can_write() {
+            // Nothing can reach the server any more, not even the interrupt.
+            return Err(Ending::Kill);
+        }
+        let interrupt = TurnInterrupt { thread_id, turn_id };
+        // The grace runs from now, also for the write of the interrupt itself.
+        let deadline = Instant::now() + self.options.interrupt_grace;
+        self.interrupt_deadline = Some(deadline);
+        // Its answer changes nothing (`turn/completed` decides), so it has no deadline of its own.
+        let give_way = give_way(self.stream, true, Some(deadline));
+        if let Ok(id) = self.conn.request(&interrupt, None, give_way).await {
+            tracing::debug!(id, "abort: turn/interrupt sent");
+        }
+        Ok(())
+    }
+
+    async fn on_received(&mut self, received: Received) -> Option<Ending> {
+        match received {
+            Received::Answer { .. } => {}
+            Received::Stray(line) => self.stream.push(&HarnessEvent::Passthrough {
+                reason: PassthroughReason::UnknownResponse,
+                message: RawValue::from_string(line).expect("a parsed frame is JSON"),
+            }),
+            Received::Request { id, method } => {
+                let answer = policy::answer(&method, self.options.access);
+                tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
+                let reply = Reply { id: &id, result: answer.result.as_ref(), error: answer.error.as_ref() };
+                let _ = self.conn.reply(&reply, give_way(self.stream, self.abort_seen, self.interrupt_deadline)).await;
+                self.stream.push(&HarnessEvent::ServerRequest { method, id, reply: answer.kind });
+            }
+            Received::Notification { method, scope, line } => {
+                tracing::trace!(method = %method, "notification");
+                self.update_state(|state, out| state.notification(method, scope, line, out));
+            }
+            Received::Preamble(line) => {
+                self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line })
+            }
+            Received::Eof => return Some(Ending::Eof),
+        }
+        None
+    }
+
+    /// Closes the server's stdin.
+    pub(super) async fn close(&mut self) {
+        self.conn.close().await;
+    }
+}
+
+/// What a write to the server gives way to: an abort not yet handled, a kill, the end of the
+/// interrupt's grace.
+async fn give_way(stream: &EventStream, abort_seen: bool, interrupt_deadline: Option<Instant>) {
+    tokio::select! {
+        _ = stream.aborted(), if !abort_seen => {}
+        _ = stream.killed() => {}
+        _ = sleep_until(interrupt_deadline) => {}
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+struct Timer {
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+    at: Option<Instant>,
+}
+
+impl Timer {
+    fn new() -> Timer {
+        Timer { sleep: Box::pin(tokio::time::sleep_until(Instant::now())), at: None }
+    }
+
+    fn set(&mut self, at: Option<Instant>) {
+        if at != self.at {
+            if let Some(at) = at {
+                self.sleep.as_mut().reset(at);
+            }
+            self.at = at;
+        }
+    }
+
+    async fn fired(&mut self) {
+        match self.at {
+            Some(_) => self.sleep.as_mut().await,
+            None => std::future::pending().await,
+        }
+    }
+}
