@@ -1,6 +1,5 @@
 //! `discoverCodex`: finds the user's Codex CLI and reports every candidate considered.
 
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
@@ -11,9 +10,10 @@ use napi_derive::napi;
 /// `InvalidArg` and a message naming the option.
 #[napi(catch_unwind)]
 pub async fn discover_codex(options_json: Option<String>) -> Result<String> {
-    let options =
-        rennet_codex::discovery::parse_options(options_json.as_deref()).map_err(|m| Error::new(Status::InvalidArg, m))?;
+    let options = rennet_codex::discovery::parse_options(options_json.as_deref())
+        .map_err(|m| Error::new(Status::InvalidArg, m))?;
     crate::locate_guard();
     let discovery = rennet_codex::discovery::discover(&options).await;
-    serde_json::to_string(&*discovery).map_err(|e| Error::from_reason(format!("the discovery report could not be serialised: {e}")))
+    serde_json::to_string(&*discovery)
+        .map_err(|e| Error::from_reason(format!("the discovery report could not be serialised: {e}")))
 }

@@ -6,12 +6,12 @@ mod discovery;
 mod logging;
 mod mcp;
 
-use rennet_codex::events::Terminal;
-use rennet_codex::failure::{Code, Failure, FailureSource};
-use rennet_codex::stream::EventStream;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
+use rennet_codex::events::Terminal;
+use rennet_codex::failure::{Code, Failure, FailureSource};
+use rennet_codex::stream::EventStream;
 use std::sync::{Arc, Weak};
 
 /// A running turn, as the JavaScript `Turn` wrapper sees it.
@@ -126,7 +126,10 @@ impl NativeTurn {
     /// It is called from the runner's thread (a thread-safe function), so a quiet stream's
     /// event reaches JavaScript without a hop through a runtime task.
     #[napi(ts_args_type = "onBatch: (batch: string | null) => void")]
-    pub fn wait_batch(&self, on_batch: ThreadsafeFunction<Option<String>, (), Option<String>, Status, false>) -> Option<String> {
+    pub fn wait_batch(
+        &self,
+        on_batch: ThreadsafeFunction<Option<String>, (), Option<String>, Status, false>,
+    ) -> Option<String> {
         self.stream.pull(Box::new(move |batch| {
             on_batch.call(batch, ThreadsafeFunctionCallMode::NonBlocking);
         }))

@@ -75,10 +75,16 @@ fn install(filter: EnvFilter) {
 /// `RENNET_LOG`, else `rennet_codex=info`). `null` removes the callback: records go back to
 /// stderr when `RENNET_LOG` is set and are off otherwise. An invalid filter throws
 /// `InvalidArg` naming `options.filter`.
-#[napi(catch_unwind, ts_args_type = "callback: ((recordJson: string) => void) | null, filter?: string | undefined | null")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "callback: ((recordJson: string) => void) | null, filter?: string | undefined | null"
+)]
 pub fn set_logger(callback: Option<Function<'_, String, ()>>, filter: Option<String>) -> Result<()> {
     let Some(handle) = FILTER.get() else {
-        return Err(Error::new(Status::GenericFailure, "logging is owned by another copy of @rennet/codex in this process"));
+        return Err(Error::new(
+            Status::GenericFailure,
+            "logging is owned by another copy of @rennet/codex in this process",
+        ));
     };
     let from_env = std::env::var(ENV_FILTER).ok().filter(|s| !s.trim().is_empty());
     let (directive, is_env) = match (callback.is_some(), filter, from_env) {
@@ -92,11 +98,20 @@ pub fn set_logger(callback: Option<Function<'_, String, ()>>, filter: Option<Str
         // A broken RENNET_LOG was already reported when the addon loaded.
         Err(_) if is_env => EnvFilter::new("off"),
         Err(e) => {
-            return Err(Error::new(Status::InvalidArg, format!("options.filter {directive:?} is not a valid log filter: {e}")))
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("options.filter {directive:?} is not a valid log filter: {e}"),
+            ))
         }
     };
     let logger = match callback {
-        Some(f) => Some(f.build_threadsafe_function().weak::<true>().callee_handled::<false>().max_queue_size::<JS_QUEUE>().build()?),
+        Some(f) => Some(
+            f.build_threadsafe_function()
+                .weak::<true>()
+                .callee_handled::<false>()
+                .max_queue_size::<JS_QUEUE>()
+                .build()?,
+        ),
         None => None,
     };
     let mut slot = JS.write().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -8,12 +8,11 @@
 //! A policy failure rejects with a `GenericFailure` whose message starts with its stable code
 //! (`MCP_NOT_LOOPBACK: …`): async exports cannot carry custom error codes (napi-notes §5).
 
-
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
 use rennet_codex::failure::Failure;
 use rennet_codex::mcp_policy;
 use rennet_codex::options::McpPolicy;
-use napi::bindgen_prelude::*;
-use napi_derive::napi;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -48,10 +47,7 @@ async fn parse(options_json: &str) -> Result<Target> {
     let invalid = |e: rennet_codex::input::OptionsError| Error::new(Status::InvalidArg, e.0);
     let options: PolicyOptions = rennet_codex::input::from_json(options_json).map_err(invalid)?;
     if !std::path::Path::new(&options.cwd).is_absolute() {
-        return Err(Error::new(
-            Status::InvalidArg,
-            "options.cwd must be an absolute path",
-        ));
+        return Err(Error::new(Status::InvalidArg, "options.cwd must be an absolute path"));
     }
     let env = options.env.unwrap_or_default();
     rennet_codex::input::check_env(&env).map_err(invalid)?;
@@ -59,18 +55,15 @@ async fn parse(options_json: &str) -> Result<Target> {
     let (program, prefix) = match (options.launcher, options.codex_path) {
         (Some(launcher), _) => {
             let mut parts = launcher.into_iter();
-            let program = parts.next().filter(|p| !p.is_empty()).ok_or_else(|| {
-                Error::new(Status::InvalidArg, "options.launcher must name a program")
-            })?;
+            let program = parts
+                .next()
+                .filter(|p| !p.is_empty())
+                .ok_or_else(|| Error::new(Status::InvalidArg, "options.launcher must name a program"))?;
             (PathBuf::from(program), parts.map(OsString::from).collect())
         }
         (None, Some(path)) if !path.is_empty() => (PathBuf::from(path), Vec::new()),
         (None, _) => {
-            let wanted = rennet_codex::discovery::DiscoverOptions {
-                locus: None,
-                env: env.clone(),
-                refresh: false,
-            };
+            let wanted = rennet_codex::discovery::DiscoverOptions { locus: None, env: env.clone(), refresh: false };
             let discovery = rennet_codex::discovery::discover(&wanted).await;
             let selected = discovery.selected.as_ref().ok_or_else(|| {
                 Error::new(
@@ -85,13 +78,7 @@ async fn parse(options_json: &str) -> Result<Target> {
             (launch.program, launch.prefix_args)
         }
     };
-    Ok(Target {
-        program,
-        prefix,
-        cwd: PathBuf::from(options.cwd),
-        env,
-        policy: options.mcp,
-    })
+    Ok(Target { program, prefix, cwd: PathBuf::from(options.cwd), env, policy: options.mcp })
 }
 
 fn policy_error(e: Failure) -> Error {
@@ -115,24 +102,12 @@ pub struct McpPolicyLaunch {
 #[napi(ts_args_type = "optionsJson: string")]
 pub async fn mcp_policy_args(options_json: String) -> Result<McpPolicyLaunch> {
     let target = parse(&options_json).await?;
-    let policy = target
-        .policy
-        .ok_or_else(|| Error::new(Status::InvalidArg, "options.mcp is required"))?;
-    let launch = mcp_policy::prepare(
-        &target.program,
-        &target.prefix,
-        &target.cwd,
-        &target.env,
-        &policy,
-    )
-    .await
-    .map_err(policy_error)?;
+    let policy = target.policy.ok_or_else(|| Error::new(Status::InvalidArg, "options.mcp is required"))?;
+    let launch = mcp_policy::prepare(&target.program, &target.prefix, &target.cwd, &target.env, &policy)
+        .await
+        .map_err(policy_error)?;
     Ok(McpPolicyLaunch {
-        args: launch
-            .args
-            .into_iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        args: launch.args.into_iter().map(|a| a.to_string_lossy().into_owned()).collect(),
         env: launch.env.into_iter().collect(),
     })
 }
@@ -142,9 +117,8 @@ pub async fn mcp_policy_args(options_json: String) -> Result<McpPolicyLaunch> {
 #[napi(ts_args_type = "optionsJson: string")]
 pub async fn mcp_inventory(options_json: String) -> Result<String> {
     let target = parse(&options_json).await?;
-    let servers =
-        mcp_policy::configured_servers(&target.program, &target.prefix, &target.cwd, &target.env)
-            .await
-            .map_err(policy_error)?;
+    let servers = mcp_policy::configured_servers(&target.program, &target.prefix, &target.cwd, &target.env)
+        .await
+        .map_err(policy_error)?;
     serde_json::to_string(&servers).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
 }

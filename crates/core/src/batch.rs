@@ -224,9 +224,18 @@ mod tests {
             message("msg_1", "12:34"),
             message("msg_2", "=:J"),
             HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: "ünïcode \u{0} 🙂".into() },
-            HarnessEvent::ReasoningDelta { item_id: "r".into(), delta: "x".into(), part: ReasoningPart::Text, index: -1 },
+            HarnessEvent::ReasoningDelta {
+                item_id: "r".into(),
+                delta: "x".into(),
+                part: ReasoningPart::Text,
+                index: -1,
+            },
             HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "\u{1b}[0m\r\n".into() },
-            HarnessEvent::Terminal(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m"))),
+            HarnessEvent::Terminal(Terminal::failed(Failure::new(
+                FailureSource::Spawn,
+                crate::failure::Code::SpawnFailed,
+                "m",
+            ))),
         ]);
     }
 

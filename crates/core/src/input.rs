@@ -66,4 +66,3 @@ pub fn check_env(env: &BTreeMap<String, String>) -> Result<(), OptionsError> {
     }
     Ok(())
 }
-

@@ -100,7 +100,10 @@ pub fn check_features(features: &[Value]) -> Result<(), Failure> {
         let (Some(name), Some(enabled)) =
             (feature.get("name").and_then(Value::as_str), feature.get("enabled").and_then(Value::as_bool))
         else {
-            return Err(not_confirmed("experimentalFeature/list returned an entry of unexpected shape", feature.clone()));
+            return Err(not_confirmed(
+                "experimentalFeature/list returned an entry of unexpected shape",
+                feature.clone(),
+            ));
         };
         if enabled && CODEX_DISABLED_FEATURES.contains(&name) {
             still_on.push(name.to_string());
@@ -126,7 +129,9 @@ pub fn check_servers(servers: &[Value], requested: &[String]) -> Result<(), Fail
         }
         let status = server.get("runtimeStatus").and_then(Value::as_str);
         if status != Some("disabled") {
-            offending.push(json!({"name": name, "runtimeStatus": server.get("runtimeStatus"), "pluginId": server.get("pluginId")}));
+            offending.push(
+                json!({"name": name, "runtimeStatus": server.get("runtimeStatus"), "pluginId": server.get("pluginId")}),
+            );
         }
     }
     if offending.is_empty() {
@@ -144,7 +149,9 @@ pub fn page(result: &Value, method: &str) -> Result<(Vec<Value>, Option<String>)
     let next = match result.get("nextCursor") {
         None | Some(Value::Null) => None,
         Some(Value::String(cursor)) => Some(cursor.clone()),
-        Some(other) => return Err(not_confirmed(format!("{method} returned a cursor that is not a string"), other.clone())),
+        Some(other) => {
+            return Err(not_confirmed(format!("{method} returned a cursor that is not a string"), other.clone()))
+        }
     };
     Ok((data.clone(), next))
 }
@@ -177,10 +184,8 @@ mod tests {
 
     #[test]
     fn servers_must_be_disabled_except_requested() {
-        let servers = [
-            json!({"name": "a", "runtimeStatus": "disabled"}),
-            json!({"name": "mine", "runtimeStatus": "connected"}),
-        ];
+        let servers =
+            [json!({"name": "a", "runtimeStatus": "disabled"}), json!({"name": "mine", "runtimeStatus": "connected"})];
         assert!(check_servers(&servers, &["mine".into()]).is_ok());
         assert!(check_servers(&servers, &[]).is_err());
         assert!(check_servers(&[json!({"name": "p", "runtimeStatus": null, "pluginId": "x"})], &[]).is_err());

@@ -213,13 +213,20 @@ mod tests {
 
     #[test]
     fn a_wsl_locus_translates_the_cwd_for_codex() {
-        let parse_in = |cwd: &str| parse(&serde_json::json!({"prompt": "x", "cwd": cwd, "locus": {"wsl": {"distro": "Ubuntu"}}}).to_string());
+        let parse_in = |cwd: &str| {
+            parse(&serde_json::json!({"prompt": "x", "cwd": cwd, "locus": {"wsl": {"distro": "Ubuntu"}}}).to_string())
+        };
         let o = parse_in(r"C:\Users\a\repo").unwrap();
         assert_eq!((o.cwd.as_str(), o.thread_cwd.as_str()), (r"C:\Users\a\repo", "/mnt/c/Users/a/repo"));
         assert_eq!(parse_in(r"\\wsl.localhost\Ubuntu\home\a\repo").unwrap().thread_cwd, "/home/a/repo");
         assert_eq!(parse_in("/home/a/repo").unwrap().thread_cwd, "/home/a/repo");
         let e = parse_in(r"\\wsl$\Debian\home\a").unwrap_err().0;
-        assert!(e.starts_with(r#"options.cwd "\\\\wsl$\\Debian\\home\\a" has no path inside the WSL distribution "Ubuntu""#), "{e}");
+        assert!(
+            e.starts_with(
+                r#"options.cwd "\\\\wsl$\\Debian\\home\\a" has no path inside the WSL distribution "Ubuntu""#
+            ),
+            "{e}"
+        );
         assert!(parse_in("repo").is_err());
         let o = parse(r#"{"prompt":"x","cwd":"/tmp"}"#).unwrap();
         assert_eq!(o.thread_cwd, "/tmp");
@@ -231,8 +238,12 @@ mod tests {
         let wrong_places = [
             format!(r#"{{"prompt":"x","cwd":"/tmp","env":"A={canary}"}}"#),
             format!(r#"{{"prompt":"x","cwd":"/tmp","env":{{"A":["{canary}"]}}}}"#),
-            format!(r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":{{"url":"http://127.0.0.1/","httpHeaders":"X: {canary}"}}}}}}}}"#),
-            format!(r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":{{"url":"http://127.0.0.1/","httpHeaders":{{"X":7}},"bearerTokenEnvVar":"{canary}"}}}}}}}}"#),
+            format!(
+                r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":{{"url":"http://127.0.0.1/","httpHeaders":"X: {canary}"}}}}}}}}"#
+            ),
+            format!(
+                r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":{{"url":"http://127.0.0.1/","httpHeaders":{{"X":7}},"bearerTokenEnvVar":"{canary}"}}}}}}}}"#
+            ),
             format!(r#"{{"prompt":"x","cwd":"/tmp","mcp":{{"servers":{{"s":"{canary}"}}}}}}"#),
             format!(r#"{{"prompt":"x","cwd":"/tmp","interruptGraceMs":"{canary}"}}"#),
             format!(r#"{{"prompt":"x","cwd":"/tmp","env":{{"TOKEN={canary}":"x"}}}}"#),

@@ -35,12 +35,21 @@ struct Pending {
 #[derive(Debug)]
 pub enum Received {
     /// The answer to one of our requests: kept until [`Connection::answer`] takes it.
-    Answer { id: i64 },
+    Answer {
+        id: i64,
+    },
     /// A response to no request of ours, as it was received.
     Stray(String),
-    Request { id: Value, method: String },
+    Request {
+        id: Value,
+        method: String,
+    },
     /// A notification, with the scope read from its params and its line.
-    Notification { method: Cow<'static, str>, scope: Scope, line: String },
+    Notification {
+        method: Cow<'static, str>,
+        scope: Scope,
+        line: String,
+    },
     /// A non-JSON line before the first message (a launcher's banner).
     Preamble(String),
     /// The server closed its stdout.
@@ -136,7 +145,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             ReadItem::Eof => return Ok(Received::Eof),
         };
         Ok(match frame.message {
-            Incoming::Response { id, outcome } => match id.as_i64().and_then(|n| self.pending.remove(&n).map(|p| (n, p))) {
+            Incoming::Response { id, outcome } => match id
+                .as_i64()
+                .and_then(|n| self.pending.remove(&n).map(|p| (n, p)))
+            {
                 Some((id, pending)) => {
                     match &outcome {
                         Ok(_) => tracing::debug!(id, method = pending.method, "response"),

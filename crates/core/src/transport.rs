@@ -4,8 +4,8 @@
 //! bounded preamble of non-JSON lines before the first frame (launcher banners, shell noise),
 //! and is cancel-safe: a read abandoned inside `select!` loses no bytes.
 
-use crate::protocol::Incoming;
 use crate::failure::{Code, Failure, FailureSource};
+use crate::protocol::Incoming;
 use serde::Serialize;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};

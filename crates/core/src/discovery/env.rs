@@ -110,8 +110,8 @@ impl Env {
 
     /// The process environment with `overrides` merged over it.
     pub fn from_process(overrides: &[(String, String)], os: Os) -> Env {
-        let process = std::env::vars_os()
-            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()));
+        let process =
+            std::env::vars_os().map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()));
         let mut env = Env::from_pairs(process, os);
         for (k, v) in overrides {
             env.set(k.clone(), v.clone());

@@ -3,12 +3,12 @@
 //! questions — the environment there, the login shell's PATH, what the candidate files are —
 //! so the ranking and probing above them are the same code.
 
-use crate::process::is_executable;
 use super::env::{Env, Os};
 use super::locations::{self, FileInfo, FileState};
 use super::probe::{self, Cmd};
-use crate::process::Scope;
 use super::wsl;
+use crate::process::is_executable;
+use crate::process::Scope;
 use std::path::Path;
 use std::time::Duration;
 
@@ -89,7 +89,10 @@ impl Host {
                 if run.timed_out || !ok {
                     let what = if run.timed_out { "did not answer in time".to_string() } else { "failed".to_string() };
                     let tail = probe::last_lines(&run.stderr, 3);
-                    return Err(format!("the WSL distribution {distro:?} {what}{}", if tail.is_empty() { String::new() } else { format!(": {tail}") }));
+                    return Err(format!(
+                        "the WSL distribution {distro:?} {what}{}",
+                        if tail.is_empty() { String::new() } else { format!(": {tail}") }
+                    ));
                 }
                 let (env, node_on_path) = wsl::parse_env_report(&String::from_utf8_lossy(&run.stdout));
                 Ok(HostEnv { env, node_on_path })
@@ -130,7 +133,13 @@ impl Host {
     }
 
     /// The facts about every file the requests name, each with its request's index.
-    pub async fn examine(&self, host_env: &HostEnv, env: &Env, requests: &[Request], timeout: Duration) -> Vec<(usize, FileInfo)> {
+    pub async fn examine(
+        &self,
+        host_env: &HostEnv,
+        env: &Env,
+        requests: &[Request],
+        timeout: Duration,
+    ) -> Vec<(usize, FileInfo)> {
         if requests.is_empty() {
             return Vec::new();
         }
@@ -180,7 +189,8 @@ impl Host {
 fn nonce() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     format!("{}_{}_{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
@@ -252,7 +262,9 @@ fn examine_native(os: Os, env: &Env, requests: &[Request]) -> Vec<(usize, FileIn
             Request::Dir(pattern) => {
                 for dir in expand(os, pattern) {
                     let found = match &pathext {
-                        Some(exts) => locations::windows_lookup(&dir, locations::CODEX, exts, &|p| Path::new(p).is_file()),
+                        Some(exts) => {
+                            locations::windows_lookup(&dir, locations::CODEX, exts, &|p| Path::new(p).is_file())
+                        }
                         None => {
                             let path = os.join(&dir, locations::CODEX);
                             std::fs::symlink_metadata(&path).is_ok().then_some(path)
@@ -281,11 +293,8 @@ fn expand(os: Os, pattern: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(if base.is_empty() { "/" } else { base }) else {
         return Vec::new();
     };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> =
+        entries.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     names.into_iter().flat_map(|name| expand(os, &os.join(&os.join(base, &name), rest))).collect()
 }
@@ -342,11 +351,7 @@ mod tests {
     #[test]
     fn login_output_between_markers() {
         let n = "1_2_3";
-        let out = format!(
-            "Welcome!\n\x1b[?2004h{}\n/a/bin:/usr/bin\r\n{}\nbye\n",
-            begin_marker(n),
-            end_marker(n)
-        );
+        let out = format!("Welcome!\n\x1b[?2004h{}\n/a/bin:/usr/bin\r\n{}\nbye\n", begin_marker(n), end_marker(n));
         assert_eq!(parse_login_output(&out, n).as_deref(), Some("/a/bin:/usr/bin"));
         // A banner inside the block: the PATH is the last line.
         let out = format!("{}\nnoise\n/x:/y\n{}", begin_marker(n), end_marker(n));
@@ -371,9 +376,15 @@ mod tests {
     async fn the_login_command_works_in_sh() {
         let n = nonce();
         let env = Env::from_pairs([("PATH", "/usr/bin:/bin")], Os::Unix);
-        let run = probe::collect(&Cmd::new("/bin/sh", ["-c", &login_command(&n)]), &env, Duration::from_secs(5), Scope::Session, None)
-            .await
-            .unwrap();
+        let run = probe::collect(
+            &Cmd::new("/bin/sh", ["-c", &login_command(&n)]),
+            &env,
+            Duration::from_secs(5),
+            Scope::Session,
+            None,
+        )
+        .await
+        .unwrap();
         assert_eq!(parse_login_output(&String::from_utf8_lossy(&run.stdout), &n).as_deref(), Some("/usr/bin:/bin"));
     }
 

@@ -362,12 +362,7 @@ fn is_node(name: &str) -> bool {
 /// How to start the file described by `info`. `resolve` finds a command on the PATH of the
 /// process that starts it (`node`, or a shebang's `env` command; on Windows, `node` means
 /// `node.exe`); `exists` tells whether an absolute interpreter path exists.
-pub fn plan(
-    os: Os,
-    info: &FileInfo,
-    resolve: &dyn Fn(&str) -> Option<String>,
-    exists: &dyn Fn(&str) -> bool,
-) -> Plan {
+pub fn plan(os: Os, info: &FileInfo, resolve: &dyn Fn(&str) -> Option<String>, exists: &dyn Fn(&str) -> bool) -> Plan {
     let executable = match info.state {
         FileState::Missing => return Plan::Rejected("does not exist".into()),
         FileState::NotFile => return Plan::Rejected("is not a file".into()),
@@ -528,7 +523,14 @@ mod tests {
         assert!(!dirs.contains(&"/h/.asdf/shims".to_string()));
         // Without HOME only the absolute ones remain.
         let bare = known_dirs(Os::Unix, &Env::from_pairs(Vec::<(String, String)>::new(), Os::Unix));
-        assert!(bare.iter().all(|d| d.starts_with("/usr") || d.starts_with("/opt") || d.starts_with("/home/linuxbrew") || d.starts_with("/run") || d.starts_with("/nix")), "{bare:?}");
+        assert!(
+            bare.iter().all(|d| d.starts_with("/usr")
+                || d.starts_with("/opt")
+                || d.starts_with("/home/linuxbrew")
+                || d.starts_with("/run")
+                || d.starts_with("/nix")),
+            "{bare:?}"
+        );
     }
 
     #[test]
@@ -573,7 +575,10 @@ mod tests {
             assert!(dirs.contains(&expected.to_string()), "missing {expected} in {dirs:#?}");
         }
         assert!(!dirs.iter().any(|d| d.to_lowercase().contains("windowsapps")), "{dirs:?}");
-        assert!(is_store_package(Os::Windows, "C:\\Program Files\\WindowsApps\\OpenAI.ChatGPT-Desktop_1.0_x64__abc\\app\\codex.exe"));
+        assert!(is_store_package(
+            Os::Windows,
+            "C:\\Program Files\\WindowsApps\\OpenAI.ChatGPT-Desktop_1.0_x64__abc\\app\\codex.exe"
+        ));
         assert!(is_store_package(Os::Windows, "c:/users/a/appdata/local/microsoft/windowsapps/codex.exe"));
         assert!(!is_store_package(Os::Windows, "C:\\Users\\a\\AppData\\Roaming\\npm\\codex.cmd"));
         assert!(!is_store_package(Os::Unix, "/x/WindowsApps/codex"));
@@ -601,7 +606,8 @@ mod tests {
         assert_eq!(windows_extensions(Some(".PS1")), vec![".exe", ".com", ".cmd", ".bat"]);
         assert_eq!(windows_extensions(Some(".cmd;.EXE;.exe")), vec![".cmd", ".exe"]);
 
-        let files = ["C:\\npm\\codex", "C:\\npm\\codex.cmd", "C:\\npm\\codex.ps1", "C:\\bin\\codex.exe", "C:\\bin\\codex.cmd"];
+        let files =
+            ["C:\\npm\\codex", "C:\\npm\\codex.cmd", "C:\\npm\\codex.ps1", "C:\\bin\\codex.exe", "C:\\bin\\codex.cmd"];
         let exists = |p: &str| files.contains(&p);
         assert_eq!(windows_lookup("C:\\npm", "codex", &exts, &exists).as_deref(), Some("C:\\npm\\codex.cmd"));
         assert_eq!(windows_lookup("C:\\bin\\", "codex", &exts, &exists).as_deref(), Some("C:\\bin\\codex.exe"));
@@ -621,7 +627,10 @@ mod tests {
     #[test]
     fn npm_and_pnpm_shims() {
         assert_eq!(parse_npm_cmd_shim(NPM_SHIM).as_deref(), Some("node_modules\\@openai\\codex\\bin\\codex.js"));
-        assert_eq!(parse_npm_cmd_shim(PNPM_SHIM).as_deref(), Some("global\\5\\node_modules\\@openai\\codex\\bin\\codex.js"));
+        assert_eq!(
+            parse_npm_cmd_shim(PNPM_SHIM).as_deref(),
+            Some("global\\5\\node_modules\\@openai\\codex\\bin\\codex.js")
+        );
         assert_eq!(parse_npm_cmd_shim("@echo off\r\npowershell -File codex.ps1 %*\r\n"), None);
         assert_eq!(parse_npm_cmd_shim("\"%~dp0..\\lib\\codex.js\" %*"), Some("..\\lib\\codex.js".into()));
     }
@@ -659,8 +668,12 @@ mod tests {
             }
         );
         shim.node_beside = Some("C:\\Users\\a\\AppData\\Roaming\\npm\\node.exe".into());
-        assert!(matches!(plan(Os::Windows, &shim, &on_path, &yes), Plan::Node { node, .. } if node.ends_with("npm\\node.exe")));
-        assert!(matches!(plan(Os::Windows, &file("C:\\x\\codex.bat", "@echo off\r\nbash codex"), &on_path, &yes), Plan::Rejected(r) if r.contains("never started through a shell")));
+        assert!(
+            matches!(plan(Os::Windows, &shim, &on_path, &yes), Plan::Node { node, .. } if node.ends_with("npm\\node.exe"))
+        );
+        assert!(
+            matches!(plan(Os::Windows, &file("C:\\x\\codex.bat", "@echo off\r\nbash codex"), &on_path, &yes), Plan::Rejected(r) if r.contains("never started through a shell"))
+        );
         assert!(matches!(plan(Os::Windows, &file("C:\\x\\codex.ps1", ""), &on_path, &yes), Plan::Rejected(_)));
         assert!(matches!(plan(Os::Windows, &file("C:\\x\\codex", "#!/bin/sh"), &on_path, &yes), Plan::Rejected(_)));
     }
@@ -689,7 +702,9 @@ mod tests {
         absolute.node_beside = Some("/n/bin/node".into());
         assert!(matches!(plan(Os::Unix, &absolute, &none, &no), Plan::Node { .. }));
         assert_eq!(plan(Os::Unix, &file("/s/codex", "#!/bin/sh\n"), &none, &yes), Plan::Direct);
-        assert!(matches!(plan(Os::Unix, &file("/s/codex", "#!/usr/bin/env bash\n"), &none, &yes), Plan::Rejected(r) if r.contains("`bash`")));
+        assert!(
+            matches!(plan(Os::Unix, &file("/s/codex", "#!/usr/bin/env bash\n"), &none, &yes), Plan::Rejected(r) if r.contains("`bash`"))
+        );
         let mut not_exec = file("/s/codex", "");
         not_exec.state = FileState::File { executable: false };
         assert!(matches!(plan(Os::Unix, &not_exec, &none, &yes), Plan::Rejected(r) if r.contains("not executable")));

@@ -29,15 +29,15 @@ mod tests;
 
 use crate::locus::{Locus, Wsl};
 use env::{Env, Os};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use host::{Host, HostEnv, LoginPath, Request};
 use locations::{FileInfo, Plan};
 use serde::{Deserialize, Serialize};
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::future::Future;
-use std::pin::Pin;
 use std::ffi::OsString;
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -203,7 +203,10 @@ enum Slot {
     Running(Arc<Run>),
     /// A usable Codex was found; `selected` is still that file while its size and modification
     /// time are unchanged. "Not found" is never kept: a Codex installed meanwhile is found.
-    Found { discovery: Arc<Discovery>, selected: Option<FileStamp> },
+    Found {
+        discovery: Arc<Discovery>,
+        selected: Option<FileStamp>,
+    },
 }
 
 fn cache() -> &'static Mutex<HashMap<CacheKey, Slot>> {
@@ -406,7 +409,11 @@ async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
     requests.extend(path_dirs.iter().map(|d| (Source::ProcessPath, Request::Dir(d.clone()))));
     let known = locations::known_dirs(os, &host_env.env);
     requests.extend(known.iter().map(|d| (Source::KnownDir, Request::Dir(d.clone()))));
-    requests.extend(locations::bundle_paths(os, &host_env.env).into_iter().map(|p| (Source::DesktopBundle, Request::OptionalFile(p))));
+    requests.extend(
+        locations::bundle_paths(os, &host_env.env)
+            .into_iter()
+            .map(|p| (Source::DesktopBundle, Request::OptionalFile(p))),
+    );
     // Nothing under the Codex home is looked at (its PATH helper directory included).
     requests.retain(|(_, request)| match request {
         Request::File(p) | Request::OptionalFile(p) | Request::Dir(p) => !in_codex_home(p),
@@ -624,10 +631,8 @@ async fn probe_file(ctx: &Context, host_env: &HostEnv, info: &FileInfo) -> Outco
         Plan::Rejected(reason) => return rejected(&info.path, reason),
     };
     let cmd = ctx.host.command(&argv);
-    let launch = Launch {
-        program: PathBuf::from(&cmd.program),
-        prefix_args: cmd.args.iter().map(OsString::from).collect(),
-    };
+    let launch =
+        Launch { program: PathBuf::from(&cmd.program), prefix_args: cmd.args.iter().map(OsString::from).collect() };
     let launcher = (cmd.program != info.path || !cmd.args.is_empty())
         .then(|| std::iter::once(cmd.program.clone()).chain(cmd.args.iter().cloned()).collect());
     let mut outcome = Outcome { launch, launcher, version: None, usable: false, reason: None };
@@ -654,7 +659,10 @@ async fn probe_file(ctx: &Context, host_env: &HostEnv, info: &FileInfo) -> Outco
         return outcome;
     }
     if version > version::Version::max_tested() {
-        tracing::info!("{}: codex-cli {version} is newer than {MAX_TESTED_VERSION}, the newest version tested", info.path);
+        tracing::info!(
+            "{}: codex-cli {version} is newer than {MAX_TESTED_VERSION}, the newest version tested",
+            info.path
+        );
     }
     match probe::handshake(&cmd, &ctx.env, ctx.timeouts.handshake).await {
         Ok(user_agent) => {

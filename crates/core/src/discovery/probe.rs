@@ -167,7 +167,8 @@ pub async fn version(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String, 
 
 /// Probe 3: `<cmd> app-server` completes the `initialize` handshake. The `userAgent` on success.
 pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String, String> {
-    let mut child = spawn(&cmd.with_arg("app-server"), env, Scope::Tree, true).map_err(|e| spawn_reason("`app-server`", &e))?;
+    let mut child =
+        spawn(&cmd.with_arg("app-server"), env, Scope::Tree, true).map_err(|e| spawn_reason("`app-server`", &e))?;
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut conn = Connection::new(FrameReader::with_limit(stdout, MAX_HANDSHAKE_FRAME), stdin);
@@ -188,12 +189,14 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
             match conn.receive().await {
                 Ok(Received::Answer { id: answered }) if answered == id => {
                     return match conn.answer(id).expect("an answer that came is kept") {
-                        Ok(result) => serde_json::from_str::<InitializeResult>(result.get()).map(|r| r.user_agent).map_err(|_| {
-                            Failure::Reason(format!(
-                                "`app-server` answered `initialize` without a userAgent: {}",
-                                excerpt_chars(result.get(), 300)
-                            ))
-                        }),
+                        Ok(result) => {
+                            serde_json::from_str::<InitializeResult>(result.get()).map(|r| r.user_agent).map_err(|_| {
+                                Failure::Reason(format!(
+                                    "`app-server` answered `initialize` without a userAgent: {}",
+                                    excerpt_chars(result.get(), 300)
+                                ))
+                            })
+                        }
                         Err(error) => Err(Failure::Reason(format!(
                             "`app-server` rejected `initialize`: {} ({})",
                             error.message, error.code
@@ -201,7 +204,9 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
                     };
                 }
                 Ok(Received::Preamble(line)) => preamble.push(line),
-                Ok(Received::Eof) => return Err(Failure::Ended("`app-server` exited before answering `initialize`".into())),
+                Ok(Received::Eof) => {
+                    return Err(Failure::Ended("`app-server` exited before answering `initialize`".into()))
+                }
                 Ok(_) => {
                     others += 1;
                     if others > MAX_OTHER_MESSAGES {
@@ -216,10 +221,9 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
     };
     let outcome = match tokio::time::timeout(timeout, exchange).await {
         Ok(outcome) => outcome,
-        Err(_) => Err(Failure::Reason(format!(
-            "`app-server` did not answer `initialize` within {} ms",
-            timeout.as_millis()
-        ))),
+        Err(_) => {
+            Err(Failure::Reason(format!("`app-server` did not answer `initialize` within {} ms", timeout.as_millis())))
+        }
     };
     // Close stdin: app-server exits on EOF. Then make sure nothing of it is left.
     conn.close().await;
@@ -240,7 +244,9 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
 
 fn describe_frame_error(e: &FrameError) -> String {
     match e {
-        FrameError::TooLarge { limit } => format!("sent a line longer than {limit} bytes instead of `initialize`'s response"),
+        FrameError::TooLarge { limit } => {
+            format!("sent a line longer than {limit} bytes instead of `initialize`'s response")
+        }
         FrameError::InvalidUtf8 { excerpt } => format!("sent a line that is not UTF-8: {excerpt}"),
         FrameError::Malformed { excerpt: line, reason } => {
             format!("sent a line that is not a protocol message ({reason}): {}", excerpt(line))

@@ -66,7 +66,8 @@ impl Sandbox {
         let dir = self.dir("tools");
         let link = self.root.join("tools/printenv");
         if !link.exists() {
-            let printenv = ["/usr/bin/printenv", "/bin/printenv"].into_iter().find(|p| Path::new(p).exists()).expect("printenv");
+            let printenv =
+                ["/usr/bin/printenv", "/bin/printenv"].into_iter().find(|p| Path::new(p).exists()).expect("printenv");
             std::os::unix::fs::symlink(printenv, &link).unwrap();
         }
         dir
@@ -219,11 +220,7 @@ async fn ranks_env_then_login_path_then_process_path_then_known_dirs_then_bundle
     let known_bin = sb.codex("home/.local/bin/codex", Fake::good());
     let bundle = sb.codex("sys/Applications/ChatGPT.app/Contents/Resources/codex", Fake::good());
     let shell = fake_shell(&sb, &sb.path("login"));
-    let env = sb.env(&[
-        (CODEX_BIN_VAR, env_bin.clone()),
-        ("SHELL", shell),
-        ("PATH", sb.path("process")),
-    ]);
+    let env = sb.env(&[(CODEX_BIN_VAR, env_bin.clone()), ("SHELL", shell), ("PATH", sb.path("process"))]);
     // The macOS rules (the bundle is a candidate), run here.
     let d = discover_in(env, None, false, Os::MacOs).await;
     assert_eq!(
@@ -233,7 +230,10 @@ async fn ranks_env_then_login_path_then_process_path_then_known_dirs_then_bundle
     );
     let paths: Vec<&str> = d.candidates.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(paths, vec![env_bin.as_str(), &login_bin, &process_bin, &known_bin, &bundle]);
-    assert!(d.candidates.iter().all(|c| c.usable && c.reason.is_none() && c.version.as_deref() == Some("0.171.0")), "{d:#?}");
+    assert!(
+        d.candidates.iter().all(|c| c.usable && c.reason.is_none() && c.version.as_deref() == Some("0.171.0")),
+        "{d:#?}"
+    );
     assert!(d.available);
     assert_eq!(d.reason, None);
     let selected = d.selected.as_ref().unwrap();
@@ -333,7 +333,10 @@ async fn each_probe_failure_has_its_reason() {
     let garbage_exit = sb.codex("p5/codex", Fake::good().handshake("echo 'this is not json'; echo 'boom' >&2; exit 7"));
     let garbage_stays = sb.codex("p6/codex", Fake::good().handshake("echo 'still not json'"));
     let no_agent = sb.codex("p7/codex", Fake::good().handshake(r#"printf '%s\n' '{"id":1,"result":{}}'"#));
-    let rpc_error = sb.codex("p8/codex", Fake::good().handshake(r#"printf '%s\n' '{"id":1,"error":{"code":-32600,"message":"Not today"}}'"#));
+    let rpc_error = sb.codex(
+        "p8/codex",
+        Fake::good().handshake(r#"printf '%s\n' '{"id":1,"error":{"code":-32600,"message":"Not today"}}'"#),
+    );
     let directory = sb.dir("p9/codex");
     let good = sb.codex("p10/codex", Fake::good());
     let path = (1..=10).map(|i| sb.path(&format!("p{i}"))).collect::<Vec<_>>().join(":");
@@ -357,7 +360,17 @@ async fn each_probe_failure_has_its_reason() {
     assert!(reason(&no_agent).contains("without a userAgent"), "{}", reason(&no_agent));
     assert!(reason(&rpc_error).contains("Not today"), "{}", reason(&rpc_error));
     assert!(reason(&directory).contains("not a file"), "{}", reason(&directory));
-    for p in [&not_exec, &garbage_version, &too_old, &hangs, &garbage_exit, &garbage_stays, &no_agent, &rpc_error, &directory] {
+    for p in [
+        &not_exec,
+        &garbage_version,
+        &too_old,
+        &hangs,
+        &garbage_exit,
+        &garbage_stays,
+        &no_agent,
+        &rpc_error,
+        &directory,
+    ] {
         assert!(!candidate(&d, p).usable, "{p}");
     }
     assert_eq!(candidate(&d, &garbage_version).version, None);
@@ -478,10 +491,7 @@ async fn the_same_file_is_probed_once() {
     sb.dir("home/.local/bin");
     std::os::unix::fs::symlink(&real, sb.path("home/.local/bin/codex")).unwrap();
     std::os::unix::fs::symlink(sb.path("process"), sb.path("alias")).unwrap();
-    let env = sb.env(&[(
-        "PATH",
-        format!("{}:{}:{}", sb.path("process"), sb.path("alias"), sb.path("process")),
-    )]);
+    let env = sb.env(&[("PATH", format!("{}:{}:{}", sb.path("process"), sb.path("alias"), sb.path("process")))]);
     let d = discover_env(env).await;
     assert_eq!(d.candidates.len(), 1, "{d:#?}");
     assert_eq!(d.candidates[0].path, real);
@@ -523,10 +533,12 @@ async fn eight_slow_handshakes_run_in_parallel() {
     let slow = Fake::good().handshake(&format!(
         "echo $$ >> '{begun}'\nwhile [ \"$(wc -l < '{begun}')\" -lt 8 ]; do sleep 0.02; done\nsleep 0.3; printf '%s\\n' '{AGENT}'"
     ));
-    let dirs: Vec<String> = (0..8).map(|i| {
-        sb.codex(&format!("p{i}/codex"), slow.clone());
-        sb.path(&format!("p{i}"))
-    }).collect();
+    let dirs: Vec<String> = (0..8)
+        .map(|i| {
+            sb.codex(&format!("p{i}/codex"), slow.clone());
+            sb.path(&format!("p{i}"))
+        })
+        .collect();
     let env = sb.env(&[("PATH", dirs.join(":"))]);
     let started = Instant::now();
     let d = discover_env(env).await;
@@ -604,7 +616,8 @@ exec "$@"
     assert!(!d.available);
     assert!(d.reason.as_deref().unwrap().contains("wsl.exe was not found"));
     // A failing distribution too.
-    let failing = sb.script("win/failing.exe", "#!/bin/sh\necho 'There is no distribution with the supplied name.' >&2\nexit 1\n");
+    let failing = sb
+        .script("win/failing.exe", "#!/bin/sh\necho 'There is no distribution with the supplied name.' >&2\nexit 1\n");
     let env = sb.env(&[(wsl::WSL_EXE_VAR, failing)]);
     let d = discover_in(env, Some(Wsl { distro: "Nope".into() }), false, Os::Unix).await;
     assert!(!d.available);
@@ -623,7 +636,8 @@ async fn wsl_launcher_through_the_node_beside_it() {
     let d = discover_in(env, Some(Wsl { distro: "Ubuntu".into() }), false, Os::Unix).await;
     assert_eq!(d.selected.as_ref().unwrap().launcher.as_ref().unwrap()[3..], ["--exec".to_string(), script.clone()]);
     // Found through RENNET_CODEX_BIN with node not on PATH: through the node beside it.
-    let env = sb.env(&[(wsl::WSL_EXE_VAR, stand_in.clone()), (CODEX_BIN_VAR, script.clone()), ("PATH", sb.dir("empty"))]);
+    let env =
+        sb.env(&[(wsl::WSL_EXE_VAR, stand_in.clone()), (CODEX_BIN_VAR, script.clone()), ("PATH", sb.dir("empty"))]);
     let d = discover_in(env, Some(Wsl { distro: "Ubuntu".into() }), false, Os::Unix).await;
     let selected = d.selected.as_ref().unwrap_or_else(|| panic!("{d:#?}"));
     assert_eq!(selected.launcher.as_ref().unwrap()[3..], ["--exec".to_string(), node, script]);
@@ -737,7 +751,12 @@ async fn the_last_waiter_to_leave_stops_discovery_and_its_processes_are_gone_whe
         "process/codex",
         Fake::good().handshake(&format!("echo $$ > '{}'\nexec /bin/sleep 30", sb.path("handshake.pid"))),
     );
-    let env = sb.env(&[("SHELL", shell), ("PATH", sb.path("process")), (TIMEOUT_VAR, "20000".into()), (LOGIN_SHELL_TIMEOUT_VAR, "20000".into())]);
+    let env = sb.env(&[
+        ("SHELL", shell),
+        ("PATH", sb.path("process")),
+        (TIMEOUT_VAR, "20000".into()),
+        (LOGIN_SHELL_TIMEOUT_VAR, "20000".into()),
+    ]);
     let first = join_in(env.clone(), None, false, Os::Unix);
     let second = join_in(env.clone(), None, false, Os::Unix);
     assert!(until(|| pid_in(&sb.path("shell.pid")).is_some() && pid_in(&sb.path("handshake.pid")).is_some()).await);

@@ -158,7 +158,15 @@ mod tests {
             parse_version_output("\x1b]0;title\x07\x1b[1;32mcodex-cli\x1b[0m 0.171.0\r\n").unwrap().to_string(),
             "0.171.0"
         );
-        for garbage in ["", "codex-cli", "codex-cli banana", "version 0.171.0", "codex-cli 0.171", "codex-cli 0.171.0.1", "codex-cli 0.x.0"] {
+        for garbage in [
+            "",
+            "codex-cli",
+            "codex-cli banana",
+            "version 0.171.0",
+            "codex-cli 0.171",
+            "codex-cli 0.171.0.1",
+            "codex-cli 0.x.0",
+        ] {
             assert_eq!(parse_version_output(garbage), None, "{garbage:?}");
         }
     }

@@ -151,10 +151,7 @@ mod tests {
         assert_eq!(wsl_exe(&env, Os::Unix, &|_| false).as_deref(), Some("/stand/in/wsl.exe"));
         let env = Env::from_pairs([("SystemRoot", "C:\\Windows"), ("Path", "C:\\Tools")], Os::Windows);
         assert_eq!(wsl_exe(&env, Os::Windows, &|_| true).as_deref(), Some("C:\\Windows\\System32\\wsl.exe"));
-        assert_eq!(
-            wsl_exe(&env, Os::Windows, &|p| p == "C:\\Tools\\wsl.exe").as_deref(),
-            Some("C:\\Tools\\wsl.exe")
-        );
+        assert_eq!(wsl_exe(&env, Os::Windows, &|p| p == "C:\\Tools\\wsl.exe").as_deref(), Some("C:\\Tools\\wsl.exe"));
         assert_eq!(wsl_exe(&env, Os::Windows, &|_| false), None);
         let env = Env::from_pairs([("PATH", "/usr/bin:/mnt/c/Windows/System32")], Os::Unix);
         assert_eq!(

@@ -10,12 +10,12 @@
 
 use super::refused;
 use crate::failure::{Code, Failure};
+use crate::process::{self, End, Spec};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::Path;
-use crate::process::{self, End, Spec};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
@@ -54,9 +54,7 @@ pub async fn read(
     cwd: &Path,
     env: &[(String, String)],
 ) -> Result<Vec<ConfiguredServer>, Failure> {
-    let failed = |message: String, detail: Value| {
-        refused(Code::McpInventoryFailed, message, detail)
-    };
+    let failed = |message: String, detail: Value| refused(Code::McpInventoryFailed, message, detail);
     let mut spec = Spec::new(program, list_args(prefix_args), cwd.to_path_buf());
     spec.env = env.to_vec();
     let mut child = process::spawn(&spec, None).map_err(|e| {
@@ -88,21 +86,15 @@ pub async fn read(
     };
     if exit.code != Some(0) {
         let stderr = meaningful(child.stderr_head());
-        let headline = stderr
-            .iter()
-            .find(|l| !l.trim().is_empty() && !l.starts_with("WARNING:"))
-            .cloned()
-            .unwrap_or_default();
+        let headline =
+            stderr.iter().find(|l| !l.trim().is_empty() && !l.starts_with("WARNING:")).cloned().unwrap_or_default();
         let cause = configuration_cause(&stderr);
         let mut message = format!("`codex mcp list --json` {}", exit.how());
         for part in [headline, cause].into_iter().filter(|p| !p.is_empty()) {
             message.push_str(": ");
             message.push_str(part.trim());
         }
-        return Err(failed(
-            message,
-            json!({"exitCode": exit.code, "signal": exit.signal, "stderr": stderr}),
-        ));
+        return Err(failed(message, json!({"exitCode": exit.code, "signal": exit.signal, "stderr": stderr})));
     }
     parse(&output)
 }
@@ -151,17 +143,10 @@ impl ShapeError {
             (Some(i), None) => format!("entry {i}: "),
             _ => String::new(),
         };
-        let field = if self.field.is_empty() {
-            String::new()
-        } else {
-            format!("{} ", self.field)
-        };
+        let field = if self.field.is_empty() { String::new() } else { format!("{} ", self.field) };
         refused(
             Code::McpInventoryInvalid,
-            format!(
-                "`codex mcp list --json` printed an unexpected inventory: {place}{field}{}",
-                self.problem
-            ),
+            format!("`codex mcp list --json` printed an unexpected inventory: {place}{field}{}", self.problem),
             json!({"entry": self.entry, "server": self.name, "field": self.field}),
         )
     }
@@ -226,30 +211,16 @@ fn parse_entry(i: usize, entry: &Value) -> Result<ConfiguredServer, ShapeError> 
         field: field.to_string(),
         problem,
     };
-    let obj = entry
-        .as_object()
-        .ok_or_else(|| err(None, "", format!("is {} instead of an object", kind(entry))))?;
+    let obj = entry.as_object().ok_or_else(|| err(None, "", format!("is {} instead of an object", kind(entry))))?;
     let name = match obj.get("name") {
         Some(Value::String(s)) => s.as_str(),
-        Some(v) => {
-            return Err(err(
-                None,
-                "name",
-                format!("is {} instead of a string", kind(v)),
-            ))
-        }
+        Some(v) => return Err(err(None, "name", format!("is {} instead of a string", kind(v)))),
         None => return Err(err(None, "name", "is missing".into())),
     };
     let n = Some(name);
     let enabled = match obj.get("enabled") {
         Some(Value::Bool(b)) => *b,
-        Some(v) => {
-            return Err(err(
-                n,
-                "enabled",
-                format!("is {} instead of a boolean", kind(v)),
-            ))
-        }
+        Some(v) => return Err(err(n, "enabled", format!("is {} instead of a boolean", kind(v)))),
         None => return Err(err(n, "enabled", "is missing".into())),
     };
     optional(obj, "disabled_reason", Ty::Str).map_err(|p| err(n, "disabled_reason", p))?;
@@ -258,32 +229,16 @@ fn parse_entry(i: usize, entry: &Value) -> Result<ConfiguredServer, ShapeError> 
     optional(obj, "auth_status", Ty::Str).map_err(|p| err(n, "auth_status", p))?;
     let transport = match obj.get("transport") {
         Some(Value::Object(t)) => t,
-        Some(v) => {
-            return Err(err(
-                n,
-                "transport",
-                format!("is {} instead of an object", kind(v)),
-            ))
-        }
+        Some(v) => return Err(err(n, "transport", format!("is {} instead of an object", kind(v)))),
         None => return Err(err(n, "transport", "is missing".into())),
     };
     let transport_kind = match transport.get("type") {
         Some(Value::String(t)) if t == "stdio" => TransportKind::Stdio,
         Some(Value::String(t)) if t == "streamable_http" => TransportKind::StreamableHttp,
         Some(Value::String(t)) => {
-            return Err(err(
-                n,
-                "transport.type",
-                format!("is {t:?}, not \"stdio\" or \"streamable_http\""),
-            ))
+            return Err(err(n, "transport.type", format!("is {t:?}, not \"stdio\" or \"streamable_http\"")))
         }
-        Some(v) => {
-            return Err(err(
-                n,
-                "transport.type",
-                format!("is {} instead of a string", kind(v)),
-            ))
-        }
+        Some(v) => return Err(err(n, "transport.type", format!("is {} instead of a string", kind(v)))),
         None => return Err(err(n, "transport.type", "is missing".into())),
     };
     let fields: &[(&str, Ty, bool)] = match transport_kind {
@@ -308,11 +263,7 @@ fn parse_entry(i: usize, entry: &Value) -> Result<ConfiguredServer, ShapeError> 
         }
         optional(transport, field, ty).map_err(|p| err(n, &path, p))?;
     }
-    Ok(ConfiguredServer {
-        name: name.to_string(),
-        enabled,
-        transport: transport_kind,
-    })
+    Ok(ConfiguredServer { name: name.to_string(), enabled, transport: transport_kind })
 }
 
 #[derive(Clone, Copy)]

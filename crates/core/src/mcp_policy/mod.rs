@@ -26,9 +26,9 @@ pub mod inventory;
 pub mod loopback;
 pub mod render;
 
+use crate::failure::{Code, Failure, FailureSource};
 use crate::options::{McpPolicy, McpServer};
 use inventory::ConfiguredServer;
-use crate::failure::{Code, Failure, FailureSource};
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::path::Path;
@@ -84,41 +84,23 @@ pub async fn configured_servers(
 }
 
 /// Steps 3 and 4 of `prepare` on an inventory already read (the policy already validated).
-pub fn args_for(
-    policy: &McpPolicy,
-    configured: &[ConfiguredServer],
-) -> Result<PolicyLaunch, Failure> {
+pub fn args_for(policy: &McpPolicy, configured: &[ConfiguredServer]) -> Result<PolicyLaunch, Failure> {
     check_collisions(policy, configured)?;
     let (table, env) = render::table(policy, configured);
     let table = render::inline(table);
     Ok(PolicyLaunch {
-        args: vec![
-            "--disable".into(),
-            "plugins".into(),
-            "-c".into(),
-            format!("mcp_servers={table}").into(),
-        ],
+        args: vec!["--disable".into(), "plugins".into(), "-c".into(), format!("mcp_servers={table}").into()],
         env,
     })
 }
 
-fn check_collisions(
-    policy: &McpPolicy,
-    configured: &[ConfiguredServer],
-) -> Result<(), Failure> {
-    let clashes: Vec<&str> = configured
-        .iter()
-        .filter(|c| policy.servers.contains_key(&c.name))
-        .map(|c| c.name.as_str())
-        .collect();
+fn check_collisions(policy: &McpPolicy, configured: &[ConfiguredServer]) -> Result<(), Failure> {
+    let clashes: Vec<&str> =
+        configured.iter().filter(|c| policy.servers.contains_key(&c.name)).map(|c| c.name.as_str()).collect();
     if clashes.is_empty() {
         return Ok(());
     }
-    let names = clashes
-        .iter()
-        .map(|n| format!("{n:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let names = clashes.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
     Err(refused(
         Code::McpNameCollision,
         format!(
@@ -172,38 +154,21 @@ fn validate_server(name: &str, server: &McpServer) -> Result<(), Failure> {
         ));
     }
     if let Some(var) = &server.bearer_token_env_var {
-        if var.is_empty()
-            || var.contains('=')
-            || var.chars().any(|c| c.is_control() || c.is_whitespace())
-        {
-            return Err(invalid(
-                name,
-                "bearerTokenEnvVar",
-                "is not a valid environment variable name",
-            ));
+        if var.is_empty() || var.contains('=') || var.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(invalid(name, "bearerTokenEnvVar", "is not a valid environment variable name"));
         }
     }
     if let Some(headers) = &server.http_headers {
         for (header, value) in headers {
             // RFC 9110 field names are tokens.
             let token = !header.is_empty()
-                && header
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+                && header.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
             if !token {
-                return Err(invalid(
-                    name,
-                    "httpHeaders",
-                    "has a header name that is not an HTTP token",
-                ));
+                return Err(invalid(name, "httpHeaders", "has a header name that is not an HTTP token"));
             }
             // Control characters (CR and LF above all) cannot be in a field value; tabs can.
             if value.chars().any(|c| c.is_control() && c != '\t') {
-                return Err(invalid(
-                    name,
-                    "httpHeaders",
-                    "has a header value with control characters",
-                ));
+                return Err(invalid(name, "httpHeaders", "has a header value with control characters"));
             }
         }
     }

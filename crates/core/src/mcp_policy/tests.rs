@@ -11,39 +11,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 // ---------------------------------------------------------------------------------------
 
 fn server(url: &str) -> McpServer {
-    McpServer {
-        url: url.to_string(),
-        bearer_token_env_var: None,
-        http_headers: None,
-    }
+    McpServer { url: url.to_string(), bearer_token_env_var: None, http_headers: None }
 }
 
 fn policy(servers: Vec<(&str, McpServer)>) -> McpPolicy {
-    McpPolicy {
-        servers: servers
-            .into_iter()
-            .map(|(n, s)| (n.to_string(), s))
-            .collect(),
-    }
+    McpPolicy { servers: servers.into_iter().map(|(n, s)| (n.to_string(), s)).collect() }
 }
 
 fn configured(name: &str, enabled: bool, transport: TransportKind) -> ConfiguredServer {
-    ConfiguredServer {
-        name: name.to_string(),
-        enabled,
-        transport,
-    }
+    ConfiguredServer { name: name.to_string(), enabled, transport }
 }
 
 /// Parses `mcp_servers=<inline>` back with the `toml` crate.
 fn parse_table_arg(arg: &std::ffi::OsStr) -> toml::Table {
     let text = arg.to_str().unwrap();
-    let inline = text
-        .strip_prefix("mcp_servers=")
-        .expect("mcp_servers= prefix");
-    let doc: toml::Table = format!("v = {inline}")
-        .parse()
-        .expect("rendered table parses as TOML");
+    let inline = text.strip_prefix("mcp_servers=").expect("mcp_servers= prefix");
+    let doc: toml::Table = format!("v = {inline}").parse().expect("rendered table parses as TOML");
     doc["v"].as_table().unwrap().clone()
 }
 
@@ -89,11 +72,7 @@ fn loopback_accepts_plain_loopback_urls() {
         "http://[::1]/",
         "http://localhost:/mcp",
     ] {
-        assert!(
-            loopback::check(url).is_ok(),
-            "{url} should be accepted: {:?}",
-            loopback::check(url).err()
-        );
+        assert!(loopback::check(url).is_ok(), "{url} should be accepted: {:?}", loopback::check(url).err());
     }
 }
 
@@ -213,28 +192,21 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
     let secret_var = "SUPER_SECRET_VAR=x";
     let secret_value = "sekr\r\nit-value-42";
     let cases: Vec<(McpPolicy, Code, &str)> = vec![
+        (policy(vec![("", server("http://127.0.0.1/"))]), Code::McpPolicyInvalid, "name"),
+        (policy(vec![("a\nb", server("http://127.0.0.1/"))]), Code::McpPolicyInvalid, "name"),
+        (policy(vec![("ok", server("http://example.com/?token=abc"))]), Code::McpNotLoopback, "url"),
         (
-            policy(vec![("", server("http://127.0.0.1/"))]),
+            policy(vec![(
+                "ok",
+                McpServer { bearer_token_env_var: Some(secret_var.into()), ..server("http://127.0.0.1/") },
+            )]),
             Code::McpPolicyInvalid,
-            "name",
-        ),
-        (
-            policy(vec![("a\nb", server("http://127.0.0.1/"))]),
-            Code::McpPolicyInvalid,
-            "name",
-        ),
-        (
-            policy(vec![("ok", server("http://example.com/?token=abc"))]),
-            Code::McpNotLoopback,
-            "url",
+            "bearerTokenEnvVar",
         ),
         (
             policy(vec![(
                 "ok",
-                McpServer {
-                    bearer_token_env_var: Some(secret_var.into()),
-                    ..server("http://127.0.0.1/")
-                },
+                McpServer { bearer_token_env_var: Some(String::new()), ..server("http://127.0.0.1/") },
             )]),
             Code::McpPolicyInvalid,
             "bearerTokenEnvVar",
@@ -243,21 +215,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
             policy(vec![(
                 "ok",
                 McpServer {
-                    bearer_token_env_var: Some(String::new()),
-                    ..server("http://127.0.0.1/")
-                },
-            )]),
-            Code::McpPolicyInvalid,
-            "bearerTokenEnvVar",
-        ),
-        (
-            policy(vec![(
-                "ok",
-                McpServer {
-                    http_headers: Some(BTreeMap::from([(
-                        "X-Ok".to_string(),
-                        secret_value.to_string(),
-                    )])),
+                    http_headers: Some(BTreeMap::from([("X-Ok".to_string(), secret_value.to_string())])),
                     ..server("http://127.0.0.1/")
                 },
             )]),
@@ -268,10 +226,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
             policy(vec![(
                 "ok",
                 McpServer {
-                    http_headers: Some(BTreeMap::from([(
-                        "Bad Header".to_string(),
-                        "v".to_string(),
-                    )])),
+                    http_headers: Some(BTreeMap::from([("Bad Header".to_string(), "v".to_string())])),
                     ..server("http://127.0.0.1/")
                 },
             )]),
@@ -284,13 +239,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
         assert_eq!(e.code, want_code, "{e}");
         assert_eq!(e.detail["field"], field, "{e}");
         let all = format!("{e} {}", e.detail);
-        for secret in [
-            "SUPER_SECRET",
-            "sekr",
-            "it-value-42",
-            "token=abc",
-            "example.com",
-        ] {
+        for secret in ["SUPER_SECRET", "sekr", "it-value-42", "token=abc", "example.com"] {
             assert!(!all.contains(secret), "{secret:?} leaked into {all}");
         }
     }
@@ -304,10 +253,7 @@ fn validation_errors_have_codes_and_name_servers_but_no_values() {
 #[test]
 fn validation_accepts_headers_with_any_printable_value() {
     let headers = BTreeMap::from([
-        (
-            "Authorization".to_string(),
-            "Bearer a\"b'c\\d=e#f]g{h}i".to_string(),
-        ),
+        ("Authorization".to_string(), "Bearer a\"b'c\\d=e#f]g{h}i".to_string()),
         ("X-Tab".to_string(), "a\tb".to_string()),
         ("X-Unicode".to_string(), "ünïcødé ✓".to_string()),
     ]);
@@ -355,10 +301,7 @@ fn inventory_parses_the_cli_shape() {
     assert_eq!(inventory::parse(b"  []\n").unwrap(), vec![]);
     // Unknown fields are allowed; absent optional fields too.
     let minimal = br#"[{"name":"m","enabled":true,"transport":{"type":"stdio","command":"x"},"future_field":{"a":1}}]"#;
-    assert_eq!(
-        inventory::parse(minimal).unwrap(),
-        vec![configured("m", true, TransportKind::Stdio)]
-    );
+    assert_eq!(inventory::parse(minimal).unwrap(), vec![configured("m", true, TransportKind::Stdio)]);
 }
 
 #[test]
@@ -375,97 +318,34 @@ fn inventory_rejects_wrong_shapes_without_quoting_values() {
         (b"WARNING: banner\n[]".to_vec(), ""),
         (b"{}".to_vec(), ""),
         (b"[1]".to_vec(), ""),
-        (
-            mutate(&|v| {
-                v[0].as_object_mut()
-                    .unwrap()
-                    .remove("name")
-                    .map(|_| ())
-                    .unwrap()
-            }),
-            "name",
-        ),
+        (mutate(&|v| v[0].as_object_mut().unwrap().remove("name").map(|_| ()).unwrap()), "name"),
         (mutate(&|v| v[0]["name"] = serde_json::json!(7)), "name"),
+        (mutate(&|v| v[0]["enabled"] = serde_json::json!("true")), "enabled"),
+        (mutate(&|v| v[0].as_object_mut().unwrap().remove("enabled").map(|_| ()).unwrap()), "enabled"),
+        (mutate(&|v| v[0]["transport"] = serde_json::json!("stdio")), "transport"),
+        (mutate(&|v| v[0]["transport"]["type"] = serde_json::json!("sse")), "transport.type"),
+        (mutate(&|v| v[0]["transport"]["type"] = serde_json::json!(null)), "transport.type"),
+        (mutate(&|v| v[0]["transport"]["url"] = serde_json::json!(null)), "transport.url"),
+        (mutate(&|v| v[0]["transport"]["http_headers"] = serde_json::json!({"X-Secret": 1})), "transport.http_headers"),
         (
-            mutate(&|v| v[0]["enabled"] = serde_json::json!("true")),
-            "enabled",
-        ),
-        (
-            mutate(&|v| {
-                v[0].as_object_mut()
-                    .unwrap()
-                    .remove("enabled")
-                    .map(|_| ())
-                    .unwrap()
-            }),
-            "enabled",
-        ),
-        (
-            mutate(&|v| v[0]["transport"] = serde_json::json!("stdio")),
-            "transport",
-        ),
-        (
-            mutate(&|v| v[0]["transport"]["type"] = serde_json::json!("sse")),
-            "transport.type",
-        ),
-        (
-            mutate(&|v| v[0]["transport"]["type"] = serde_json::json!(null)),
-            "transport.type",
-        ),
-        (
-            mutate(&|v| v[0]["transport"]["url"] = serde_json::json!(null)),
-            "transport.url",
-        ),
-        (
-            mutate(&|v| v[0]["transport"]["http_headers"] = serde_json::json!({"X-Secret": 1})),
-            "transport.http_headers",
-        ),
-        (
-            mutate(&|v| {
-                v[0]["transport"]["bearer_token_env_var"] = serde_json::json!(["MY_TOKEN"])
-            }),
+            mutate(&|v| v[0]["transport"]["bearer_token_env_var"] = serde_json::json!(["MY_TOKEN"])),
             "transport.bearer_token_env_var",
         ),
+        (mutate(&|v| v[2]["transport"]["args"] = serde_json::json!([1])), "transport.args"),
+        (mutate(&|v| v[2]["transport"]["env"] = serde_json::json!({"FOO": false})), "transport.env"),
         (
-            mutate(&|v| v[2]["transport"]["args"] = serde_json::json!([1])),
-            "transport.args",
-        ),
-        (
-            mutate(&|v| v[2]["transport"]["env"] = serde_json::json!({"FOO": false})),
-            "transport.env",
-        ),
-        (
-            mutate(&|v| {
-                v[2]["transport"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("command")
-                    .map(|_| ())
-                    .unwrap()
-            }),
+            mutate(&|v| v[2]["transport"].as_object_mut().unwrap().remove("command").map(|_| ()).unwrap()),
             "transport.command",
         ),
-        (
-            mutate(&|v| v[2]["startup_timeout_sec"] = serde_json::json!("10")),
-            "startup_timeout_sec",
-        ),
-        (
-            mutate(&|v| v[2]["name"] = serde_json::json!("http_srv")),
-            "name",
-        ),
+        (mutate(&|v| v[2]["startup_timeout_sec"] = serde_json::json!("10")), "startup_timeout_sec"),
+        (mutate(&|v| v[2]["name"] = serde_json::json!("http_srv")), "name"),
     ];
     for (stdout, field) in cases {
         let e = inventory::parse(&stdout).unwrap_err();
         assert_eq!(e.code, Code::McpInventoryInvalid, "{e}");
         assert_eq!(e.detail["field"], field, "{e}");
         let all = format!("{e} {}", e.detail);
-        for secret in [
-            "hdr-secret-value",
-            "env-secret",
-            "MY_TOKEN",
-            "mini_mcp",
-            "18699",
-        ] {
+        for secret in ["hdr-secret-value", "env-secret", "MY_TOKEN", "mini_mcp", "18699"] {
             assert!(!all.contains(secret), "{secret:?} leaked into {all}");
         }
     }
@@ -483,13 +363,7 @@ fn collision_names_every_clashing_server() {
         configured("c", true, TransportKind::Stdio),
     ];
     let p = policy(vec![
-        (
-            "a",
-            McpServer {
-                bearer_token_env_var: Some("TOKEN_VAR".into()),
-                ..server("http://127.0.0.1/")
-            },
-        ),
+        ("a", McpServer { bearer_token_env_var: Some("TOKEN_VAR".into()), ..server("http://127.0.0.1/") }),
         ("b", server("http://127.0.0.1/")),
         ("new", server("http://127.0.0.1/")),
     ]);
@@ -510,28 +384,18 @@ fn empty_policy_disables_every_configured_server() {
     let launch = args_for(&policy(vec![]), &inventory).unwrap();
     assert!(launch.env.is_empty());
     let args = launch.args;
-    assert_eq!(
-        &args[..3],
-        &["--disable", "plugins", "-c"].map(std::ffi::OsString::from)
-    );
+    assert_eq!(&args[..3], &["--disable", "plugins", "-c"].map(std::ffi::OsString::from));
     assert_eq!(
         args[3].to_str().unwrap(),
         "mcp_servers={ http_srv = { enabled = false }, off_srv = { enabled = false }, stdio_srv = { enabled = false } }"
     );
     let table = parse_table_arg(&args[3]);
     for (_, entry) in table {
-        assert_eq!(
-            entry.as_table().unwrap().len(),
-            1,
-            "a placeholder has no transport keys"
-        );
+        assert_eq!(entry.as_table().unwrap().len(), 1, "a placeholder has no transport keys");
         assert_eq!(entry["enabled"].as_bool(), Some(false));
     }
     // Nothing configured: an empty table (harmless; Codex deep-merges it).
-    assert_eq!(
-        args_for(&policy(vec![]), &[]).unwrap().args[3].to_str().unwrap(),
-        "mcp_servers={}"
-    );
+    assert_eq!(args_for(&policy(vec![]), &[]).unwrap().args[3].to_str().unwrap(), "mcp_servers={}");
 }
 
 fn awkward_names() -> Vec<&'static str> {
@@ -602,14 +466,8 @@ fn rendering_round_trips_awkward_names_and_header_values() {
     }
     for (i, name) in awkward_names().into_iter().enumerate() {
         let entry = table[name].as_table().unwrap();
-        assert_eq!(
-            entry["url"].as_str().unwrap(),
-            format!("http://127.0.0.1:{}/mcp?x=1&y=%22", 40000 + i)
-        );
-        assert_eq!(
-            entry["bearer_token_env_var"].as_str().unwrap(),
-            format!("TOKEN_{i}")
-        );
+        assert_eq!(entry["url"].as_str().unwrap(), format!("http://127.0.0.1:{}/mcp?x=1&y=%22", 40000 + i));
+        assert_eq!(entry["bearer_token_env_var"].as_str().unwrap(), format!("TOKEN_{i}"));
         assert_eq!(entry["enabled"].as_bool(), Some(true));
         assert!(!entry.contains_key("http_headers"));
         let headers: BTreeMap<String, String> = entry["env_http_headers"]
@@ -630,21 +488,12 @@ fn rendering_round_trips_awkward_names_and_header_values() {
 
 /// `sh -c SCRIPT sh` as the program plus launcher prefix: the policy's own arguments
 /// (`--disable plugins mcp list --json`) become `$1…`.
-async fn prepare_with_script(
-    script: &str,
-    p: &McpPolicy,
-) -> Result<Vec<std::ffi::OsString>, Failure> {
+async fn prepare_with_script(script: &str, p: &McpPolicy) -> Result<Vec<std::ffi::OsString>, Failure> {
     let dir = TempDir::new("script");
     let prefix = ["-c", script, "sh"].map(std::ffi::OsString::from);
-    prepare(
-        Path::new("/bin/sh"),
-        &prefix,
-        &dir.0,
-        &[("RENNET_T".into(), "from-env".into())],
-        p,
-    )
-    .await
-    .map(|launch| launch.args)
+    prepare(Path::new("/bin/sh"), &prefix, &dir.0, &[("RENNET_T".into(), "from-env".into())], p)
+        .await
+        .map(|launch| launch.args)
 }
 
 #[tokio::test]
@@ -654,12 +503,7 @@ async fn prepare_runs_the_list_with_prefix_env_and_cwd() {
 [ "$RENNET_T" = from-env ] || { echo "env missing" >&2; exit 9; }
 case "$PWD" in */rennet-mcp-script-*) ;; *) echo "cwd: $PWD" >&2; exit 9;; esac
 echo '[{"name":"u","enabled":true,"transport":{"type":"stdio","command":"x"}}]'"#;
-    let args = prepare_with_script(
-        script,
-        &policy(vec![("r", server("http://127.0.0.1:1/mcp"))]),
-    )
-    .await
-    .unwrap();
+    let args = prepare_with_script(script, &policy(vec![("r", server("http://127.0.0.1:1/mcp"))])).await.unwrap();
     let table = parse_table_arg(&args[3]);
     assert_eq!(table["u"], render::placeholder());
     assert_eq!(table["r"]["url"].as_str(), Some("http://127.0.0.1:1/mcp"));
@@ -668,66 +512,37 @@ echo '[{"name":"u","enabled":true,"transport":{"type":"stdio","command":"x"}}]'"
 #[tokio::test]
 async fn prepare_reports_a_failing_list_with_its_stderr() {
     let script = "echo 'WARNING: noise' >&2; printf 'Error: failed to load bootstrap configuration\\n\\nCaused by:\\n    invalid transport\\n    in `mcp_servers.ghost`\\n\\nStack backtrace:\\n   0: <unknown>\\n' >&2; exit 1";
-    let e = prepare_with_script(script, &policy(vec![]))
-        .await
-        .unwrap_err();
+    let e = prepare_with_script(script, &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryFailed);
     assert_eq!(e.detail["exitCode"], 1);
     assert!(e.message.contains("exited with code 1"), "{e}");
-    assert!(
-        e.message.contains("failed to load bootstrap configuration"),
-        "{e}"
-    );
-    assert!(
-        e.message
-            .contains("invalid transport in `mcp_servers.ghost`"),
-        "{e}"
-    );
+    assert!(e.message.contains("failed to load bootstrap configuration"), "{e}");
+    assert!(e.message.contains("invalid transport in `mcp_servers.ghost`"), "{e}");
     let stderr: Vec<String> = serde_json::from_value(e.detail["stderr"].clone()).unwrap();
     assert!(stderr.iter().any(|l| l.contains("WARNING: noise")));
-    assert!(
-        !stderr.iter().any(|l| l.contains("<unknown>")),
-        "backtrace dropped: {stderr:?}"
-    );
+    assert!(!stderr.iter().any(|l| l.contains("<unknown>")), "backtrace dropped: {stderr:?}");
 }
 
 #[tokio::test]
 async fn prepare_reports_bad_output_and_a_missing_program() {
-    let e = prepare_with_script("echo '{\"servers\":[]}'", &policy(vec![]))
-        .await
-        .unwrap_err();
+    let e = prepare_with_script("echo '{\"servers\":[]}'", &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryInvalid);
     let dir = TempDir::new("missing");
-    let e = prepare(
-        &dir.0.join("no-such-codex"),
-        &[],
-        &dir.0,
-        &[],
-        &policy(vec![]),
-    )
-    .await
-    .unwrap_err();
+    let e = prepare(&dir.0.join("no-such-codex"), &[], &dir.0, &[], &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryFailed);
 }
 
 #[tokio::test]
 async fn prepare_validates_before_running_anything() {
     // The script would fail the test by succeeding with a collision-free inventory.
-    let e = prepare_with_script("exit 99", &policy(vec![("x", server("http://10.0.0.1/"))]))
-        .await
-        .unwrap_err();
+    let e = prepare_with_script("exit 99", &policy(vec![("x", server("http://10.0.0.1/"))])).await.unwrap_err();
     assert_eq!(e.code, Code::McpNotLoopback);
 }
 
 #[tokio::test]
 async fn prepare_rejects_a_requested_name_already_configured() {
     let script = r#"echo '[{"name":"taken","enabled":false,"transport":{"type":"streamable_http","url":"http://127.0.0.1:9/"}}]'"#;
-    let e = prepare_with_script(
-        script,
-        &policy(vec![("taken", server("http://127.0.0.1:1/"))]),
-    )
-    .await
-    .unwrap_err();
+    let e = prepare_with_script(script, &policy(vec![("taken", server("http://127.0.0.1:1/"))])).await.unwrap_err();
     assert_eq!(e.code, Code::McpNameCollision);
     assert_eq!(e.detail["servers"][0], "taken");
 }
@@ -737,10 +552,7 @@ fn real_codex() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os("RENNET_CODEX_BIN") {
         return Some(PathBuf::from(bin));
     }
-    let launcher = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("node_modules/@openai/codex")
-        .canonicalize()
-        .ok()?;
+    let launcher = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/@openai/codex").canonicalize().ok()?;
     let (pkg, triple) = match (std::env::consts::OS, std::env::consts::ARCH) {
         ("linux", "x86_64") => ("codex-linux-x64", "x86_64-unknown-linux-musl"),
         ("linux", "aarch64") => ("codex-linux-arm64", "aarch64-unknown-linux-musl"),
@@ -748,12 +560,7 @@ fn real_codex() -> Option<PathBuf> {
         ("macos", "aarch64") => ("codex-darwin-arm64", "aarch64-apple-darwin"),
         _ => return None,
     };
-    let bin = launcher
-        .parent()?
-        .join(pkg)
-        .join("vendor")
-        .join(triple)
-        .join("bin/codex");
+    let bin = launcher.parent()?.join(pkg).join("vendor").join(triple).join("bin/codex");
     bin.is_file().then_some(bin)
 }
 
@@ -805,11 +612,7 @@ async fn real_list(
         .output()
         .await
         .unwrap();
-    assert!(
-        out.status.success(),
-        "codex mcp list failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "codex mcp list failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -836,9 +639,7 @@ async fn real_cli_accepts_the_rendered_table() {
     );
 
     // Empty policy: every configured server disabled, transports kept.
-    let launch = prepare(&codex, &[], &cwd, &env, &policy(vec![]))
-        .await
-        .unwrap();
+    let launch = prepare(&codex, &[], &cwd, &env, &policy(vec![])).await.unwrap();
     let listed = real_list(&codex, &launch.args, &cwd, &env).await;
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 3);
@@ -860,9 +661,7 @@ async fn real_cli_accepts_the_rendered_table() {
             },
         ));
     }
-    let launch = prepare(&codex, &[], &cwd, &env, &policy(requested))
-        .await
-        .unwrap();
+    let launch = prepare(&codex, &[], &cwd, &env, &policy(requested)).await.unwrap();
     let child_env: Vec<(String, String)> = env.iter().chain(&launch.env).cloned().collect();
     let listed = real_list(&codex, &launch.args, &cwd, &child_env).await;
     let values: BTreeMap<&str, &str> = launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -874,16 +673,8 @@ async fn real_cli_accepts_the_rendered_table() {
             Some(i) => {
                 assert_eq!(entry["enabled"], true, "{name}");
                 assert_eq!(entry["transport"]["type"], "streamable_http", "{name}");
-                assert_eq!(
-                    entry["transport"]["url"],
-                    format!("http://127.0.0.1:{}/mcp", 41000 + i),
-                    "{name}"
-                );
-                assert_eq!(
-                    entry["transport"]["bearer_token_env_var"],
-                    format!("TOKEN_{i}"),
-                    "{name}"
-                );
+                assert_eq!(entry["transport"]["url"], format!("http://127.0.0.1:{}/mcp", 41000 + i), "{name}");
+                assert_eq!(entry["transport"]["bearer_token_env_var"], format!("TOKEN_{i}"), "{name}");
                 // The CLI reports the header names with the variables that hold their values.
                 let headers: BTreeMap<String, String> =
                     serde_json::from_value(entry["transport"]["env_http_headers"].clone()).unwrap();
@@ -896,15 +687,9 @@ async fn real_cli_accepts_the_rendered_table() {
     }
 
     // A requested name that exists in the user's table.
-    let e = prepare(
-        &codex,
-        &[],
-        &cwd,
-        &env,
-        &policy(vec![("user.stdio srv", server("http://127.0.0.1:1/"))]),
-    )
-    .await
-    .unwrap_err();
+    let e = prepare(&codex, &[], &cwd, &env, &policy(vec![("user.stdio srv", server("http://127.0.0.1:1/"))]))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, Code::McpNameCollision);
 }
 
@@ -919,13 +704,9 @@ async fn real_cli_failure_is_inventory_failed() {
     // A configuration Codex refuses: a url on a stdio server.
     let config = dir.0.join("codex-home/config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(
-        "\n[mcp_servers.broken]\ncommand = \"/bin/true\"\nurl = \"http://127.0.0.1:1/\"\n",
-    );
+    text.push_str("\n[mcp_servers.broken]\ncommand = \"/bin/true\"\nurl = \"http://127.0.0.1:1/\"\n");
     std::fs::write(&config, text).unwrap();
-    let e = prepare(&codex, &[], &dir.0, &env, &policy(vec![]))
-        .await
-        .unwrap_err();
+    let e = prepare(&codex, &[], &dir.0, &env, &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryFailed, "{e}");
     assert!(e.message.contains("mcp_servers.broken"), "{e}");
     assert!(!format!("{e} {}", e.detail).contains("hdr-secret-value"));
@@ -942,27 +723,13 @@ async fn real_cli_rejects_other_placeholder_forms() {
     let dir = TempDir::new("real-placeholders");
     let env = fixture_home(&dir.0);
     let cases = [
-        (
-            r#"{"user.stdio srv"={url="http://127.0.0.1:1/mcp",enabled=false}}"#,
-            "url is not supported for stdio",
-        ),
-        (
-            r#"{"user-http-ü"={command="true",enabled=false}}"#,
-            "url is not supported for stdio",
-        ),
+        (r#"{"user.stdio srv"={url="http://127.0.0.1:1/mcp",enabled=false}}"#, "url is not supported for stdio"),
+        (r#"{"user-http-ü"={command="true",enabled=false}}"#, "url is not supported for stdio"),
         (r#"{not_configured={enabled=false}}"#, "invalid transport"),
     ];
     for (table, why) in cases {
         let out = tokio::process::Command::new(&codex)
-            .args([
-                "--disable",
-                "plugins",
-                "-c",
-                &format!("mcp_servers={table}"),
-                "mcp",
-                "list",
-                "--json",
-            ])
+            .args(["--disable", "plugins", "-c", &format!("mcp_servers={table}"), "mcp", "list", "--json"])
             .current_dir(&dir.0)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .output()

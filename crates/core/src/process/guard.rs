@@ -78,11 +78,20 @@ pub enum Kind {
 #[derive(Debug, PartialEq, Eq)]
 enum Message {
     /// A child started; `stdin`: a copy of its stdin's writing end comes with the line.
-    Add { pid: i32, start: Option<u64>, kind: Kind, stdin: bool },
+    Add {
+        pid: i32,
+        start: Option<u64>,
+        kind: Kind,
+        stdin: bool,
+    },
     /// The host is about to close the child's stdin: the guard lets its copy go.
-    Release { pid: i32 },
+    Release {
+        pid: i32,
+    },
     /// The child is gone.
-    Remove { pid: i32 },
+    Remove {
+        pid: i32,
+    },
     Bye,
 }
 
@@ -305,8 +314,8 @@ fn start() -> Result<Option<Running>, String> {
     let Some(program) = executable()? else {
         return Ok(None);
     };
-    let running =
-        Running::start(&program, host_marker()).map_err(|e| format!("{} could not be started: {e}", program.display()))?;
+    let running = Running::start(&program, host_marker())
+        .map_err(|e| format!("{} could not be started: {e}", program.display()))?;
     tracing::debug!(pid = running.child.id(), "host-death guard started");
     Ok(Some(running))
 }
@@ -512,8 +521,8 @@ mod fds {
     /// Reads bytes, appending any descriptors that came with them to `received`.
     pub fn recv(socket: &UnixStream, buf: &mut [u8], received: &mut VecDeque<OwnedFd>) -> std::io::Result<usize> {
         let mut space = [0u64; 64]; // aligned room for MAX_FDS descriptors
-        // SAFETY: as in `send`; the kernel writes at most msg_controllen bytes of control data,
-        // and every descriptor it reports is new and ours to own.
+                                    // SAFETY: as in `send`; the kernel writes at most msg_controllen bytes of control data,
+                                    // and every descriptor it reports is new and ours to own.
         unsafe {
             let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
             let mut msg: libc::msghdr = std::mem::zeroed();
@@ -529,7 +538,8 @@ mod fds {
             while !header.is_null() {
                 if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
                     let data = libc::CMSG_DATA(header);
-                    let count = ((*header).cmsg_len as usize - (data as usize - header as usize)) / std::mem::size_of::<RawFd>();
+                    let count = ((*header).cmsg_len as usize - (data as usize - header as usize))
+                        / std::mem::size_of::<RawFd>();
                     for i in 0..count {
                         let fd = std::ptr::read_unaligned(data.cast::<RawFd>().add(i));
                         received.push_back(OwnedFd::from_raw_fd(fd));

@@ -152,9 +152,10 @@ pub enum SpawnError {
 impl std::fmt::Display for SpawnError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SpawnError::NotFound(m) | SpawnError::NotExecutable(m) | SpawnError::CwdNotFound(m) | SpawnError::Other(m) => {
-                f.write_str(m)
-            }
+            SpawnError::NotFound(m)
+            | SpawnError::NotExecutable(m)
+            | SpawnError::CwdNotFound(m)
+            | SpawnError::Other(m) => f.write_str(m),
         }
     }
 }
@@ -184,15 +185,25 @@ pub struct Stdin {
 }
 
 impl tokio::io::AsyncWrite for Stdin {
-    fn poll_write(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>, buf: &[u8]) -> std::task::Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
         std::pin::Pin::new(&mut self.get_mut().pipe).poll_write(cx, buf)
     }
 
-    fn poll_flush(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
         std::pin::Pin::new(&mut self.get_mut().pipe).poll_flush(cx)
     }
 
-    fn poll_shutdown(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
         std::pin::Pin::new(&mut self.get_mut().pipe).poll_shutdown(cx)
     }
 }
@@ -253,11 +264,14 @@ fn check_launch(spec: &Spec) -> Result<(), SpawnError> {
         Ok(_) => {
             return Err(SpawnError::CwdNotFound(format!("working directory {} is not a directory", spec.cwd.display())))
         }
-        Err(_) => return Err(SpawnError::CwdNotFound(format!("working directory {} does not exist", spec.cwd.display()))),
+        Err(_) => {
+            return Err(SpawnError::CwdNotFound(format!("working directory {} does not exist", spec.cwd.display())))
+        }
     }
     let program = &spec.program;
     if program.components().count() > 1 {
-        let meta = std::fs::metadata(program).map_err(|e| SpawnError::NotFound(format!("{}: {e}", program.display())))?;
+        let meta =
+            std::fs::metadata(program).map_err(|e| SpawnError::NotFound(format!("{}: {e}", program.display())))?;
         if meta.is_dir() || !is_executable(&meta) {
             return Err(SpawnError::NotExecutable(format!("{} is not an executable file", program.display())));
         }
@@ -430,7 +444,8 @@ mod platform {
     /// Signals the tree (blocking work, off the runtime's threads) until it is gone.
     pub async fn terminate(_inner: &mut Box<dyn ChildWrapper>, tree: &Arc<Mutex<Tree>>, grace: Duration) {
         let tree = tree.clone();
-        let ended = tokio::task::spawn_blocking(move || tree.lock().unwrap_or_else(|e| e.into_inner()).terminate(grace));
+        let ended =
+            tokio::task::spawn_blocking(move || tree.lock().unwrap_or_else(|e| e.into_inner()).terminate(grace));
         if let Err(e) = ended.await {
             tracing::debug!("ending a process tree did not finish: {e}");
         }

@@ -172,9 +172,8 @@ mod imp {
         }
         let mut buf = vec![0u8; size];
         // SAFETY: the buffer holds `size` bytes; the kernel writes at most that many and says how many.
-        let rc = unsafe {
-            libc::sysctl(mib.as_mut_ptr(), 3, buf.as_mut_ptr().cast(), &mut size, std::ptr::null_mut(), 0)
-        };
+        let rc =
+            unsafe { libc::sysctl(mib.as_mut_ptr(), 3, buf.as_mut_ptr().cast(), &mut size, std::ptr::null_mut(), 0) };
         if rc != 0 {
             return None;
         }

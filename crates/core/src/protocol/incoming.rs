@@ -11,11 +11,20 @@ use std::borrow::Cow;
 /// One message from the server.
 #[derive(Debug)]
 pub enum Incoming {
-    Response { id: Value, outcome: Result<Box<RawValue>, RpcError> },
-    Request { id: Value, method: String },
+    Response {
+        id: Value,
+        outcome: Result<Box<RawValue>, RpcError>,
+    },
+    Request {
+        id: Value,
+        method: String,
+    },
     /// Only the scope of a notification's params is read here (see [`Scope`]); the params
     /// themselves are read again from the line when a handler needs them ([`params_of`]).
-    Notification { method: Cow<'static, str>, scope: Scope },
+    Notification {
+        method: Cow<'static, str>,
+        scope: Scope,
+    },
 }
 
 #[derive(Deserialize)]
@@ -345,10 +354,7 @@ mod tests {
 
     #[test]
     fn classifies_messages() {
-        assert!(matches!(
-            Incoming::parse(r#"{"id":1,"result":{}}"#),
-            Ok(Incoming::Response { outcome: Ok(_), .. })
-        ));
+        assert!(matches!(Incoming::parse(r#"{"id":1,"result":{}}"#), Ok(Incoming::Response { outcome: Ok(_), .. })));
         assert!(matches!(
             Incoming::parse(r#"{"id":1,"error":{"code":-32600,"message":"x"}}"#),
             Ok(Incoming::Response { outcome: Err(_), .. })
@@ -380,10 +386,14 @@ mod tests {
 
     #[test]
     fn reads_scope_and_delta_in_one_pass() {
-        let mut s = scope(r#"{"threadId":"th","turnId":"t\u0031","itemId":"m","delta":"a\"b","summaryIndex":2,"extra":[1]}"#);
+        let mut s =
+            scope(r#"{"threadId":"th","turnId":"t\u0031","itemId":"m","delta":"a\"b","summaryIndex":2,"extra":[1]}"#);
         assert_eq!((s.thread_id(), s.turn_id()), (Some("th"), Some("t1")));
         let d = Delta::of(&mut s).unwrap();
-        assert_eq!((d.item_id.as_str(), d.delta.as_str(), d.summary_index, d.content_index), ("m", "a\"b", Some(2), None));
+        assert_eq!(
+            (d.item_id.as_str(), d.delta.as_str(), d.summary_index, d.content_index),
+            ("m", "a\"b", Some(2), None)
+        );
 
         let s = scope(r#"{"thread":{"id":"th","x":{"id":"no"}},"turn":{"items":[{"id":"no"}],"id":"tu"}}"#);
         assert_eq!((s.thread_id(), s.turn_id()), (Some("th"), Some("tu")));
@@ -403,7 +413,15 @@ mod tests {
 
     #[test]
     fn params_of_any_shape_are_read_without_making_the_frame_unreadable() {
-        for params in [r#"[1,{"threadId":"x"}]"#, r#""text""#, "5", "-1.5", "true", "null", r#"{"threadId":5,"turn":"tu","thread":[]}"#] {
+        for params in [
+            r#"[1,{"threadId":"x"}]"#,
+            r#""text""#,
+            "5",
+            "-1.5",
+            "true",
+            "null",
+            r#"{"threadId":5,"turn":"tu","thread":[]}"#,
+        ] {
             let s = scope(params);
             assert_eq!((s.thread_id(), s.turn_id()), (None, None), "{params}");
         }

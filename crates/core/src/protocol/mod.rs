@@ -92,4 +92,3 @@ mod tests {
         assert_eq!(version_from_user_agent("garbage"), None);
     }
 }
-

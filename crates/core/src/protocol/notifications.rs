@@ -95,4 +95,3 @@ impl From<TokenBreakdown> for crate::events::Usage {
         }
     }
 }
-

@@ -247,7 +247,6 @@ pub struct TurnStartResult {
     pub turn: TurnRef,
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,12 +62,13 @@ pub(super) fn terminal(
                 Some(by_itself) => format!("codex app-server {} before the turn completed", by_itself.how()),
                 None => "codex app-server closed its stdout but kept running".to_string(),
             };
-            terminal.failure = Some(Failure::new(FailureSource::Exit, Code::ProcessExited, message).with_detail(json!({
-                "exitCode": exit.exit.code,
-                "signal": exit.exit.signal,
-                "exitedByItself": exit.by_itself.is_some(),
-                "stderrTail": (exit.stderr_tail)(),
-            })));
+            terminal.failure =
+                Some(Failure::new(FailureSource::Exit, Code::ProcessExited, message).with_detail(json!({
+                    "exitCode": exit.exit.code,
+                    "signal": exit.exit.signal,
+                    "exitedByItself": exit.by_itself.is_some(),
+                    "stderrTail": (exit.stderr_tail)(),
+                })));
         }
         Ending::Failed(mut failure) => {
             if failure.source == FailureSource::Parse {
@@ -88,7 +89,8 @@ fn completed_turn(terminal: &mut Terminal, state: &TurnState, structured: bool, 
             terminal.status = Status::Completed;
             if structured {
                 let invalid = |message: String| {
-                    Failure::new(FailureSource::Turn, Code::StructuredOutputInvalid, message).with_detail(json!({"text": text}))
+                    Failure::new(FailureSource::Turn, Code::StructuredOutputInvalid, message)
+                        .with_detail(json!({"text": text}))
                 };
                 match text.as_deref().map(serde_json::from_str::<Value>) {
                     Some(Ok(value)) => terminal.structured_output = Some(value),

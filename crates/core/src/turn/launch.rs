@@ -3,8 +3,8 @@
 //! selected; with a WSL locus, through `wsl.exe` inside the distribution.
 
 use crate::discovery::{self, env::Env, env::Os, wsl, DiscoverOptions};
-use crate::locus::Wsl;
 use crate::failure::{Code, Failure, FailureSource};
+use crate::locus::Wsl;
 use crate::options::TurnOptions;
 use serde_json::json;
 use std::ffi::OsString;
@@ -58,7 +58,14 @@ pub async fn resolve(options: &TurnOptions, discovery: Option<&discovery::Waiter
         (None, _) => {
             let discovery = match discovery {
                 Some(waiter) => waiter.result().await,
-                None => discovery::discover(&DiscoverOptions { locus: target.clone(), env: options.env.clone(), refresh: false }).await,
+                None => {
+                    discovery::discover(&DiscoverOptions {
+                        locus: target.clone(),
+                        env: options.env.clone(),
+                        refresh: false,
+                    })
+                    .await
+                }
             };
             match &discovery.selected {
                 Some(selected) => {

@@ -128,8 +128,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
                 SpawnError::Other(m) => (Code::SpawnFailed, m),
             };
             return Terminal::failed(
-                Failure::new(FailureSource::Spawn, code, message)
-                    .with_detail(json!({"codexPath": launch.codex_path})),
+                Failure::new(FailureSource::Spawn, code, message).with_detail(json!({"codexPath": launch.codex_path})),
             );
         }
     };
@@ -147,9 +146,9 @@ async fn prepare_launch(
     args.push("app-server".into());
     if let Some(policy) = &options.mcp {
         // Before anything is spawned: validation, the configured inventory, collisions.
-        let extra = crate::mcp_policy::prepare(&launch.program, &launch.prefix_args, &launch.host_cwd, &launch.env, policy)
-            .await
-            ?;
+        let extra =
+            crate::mcp_policy::prepare(&launch.program, &launch.prefix_args, &launch.host_cwd, &launch.env, policy)
+                .await?;
         args.extend(extra.args);
         launch.add_env(extra.env);
     }

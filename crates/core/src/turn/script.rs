@@ -96,7 +96,10 @@ where
             codex_version: crate::protocol::version_from_user_agent(&init.user_agent),
             user_agent: init.user_agent,
         });
-        let _ = self.conn.notify(method::INITIALIZED, give_way(self.stream, self.abort_seen, self.interrupt_deadline)).await;
+        let _ = self
+            .conn
+            .notify(method::INITIALIZED, give_way(self.stream, self.abort_seen, self.interrupt_deadline))
+            .await;
 
         let read_only = self.options.access == Access::ReadOnly;
         let requested: Vec<String> =
@@ -156,7 +159,8 @@ where
     async fn confirm_isolation(&mut self, thread_id: &str, requested: &[String]) -> Result<(), Ending> {
         let features = self.list_all(ExperimentalFeatureList { thread_id, cursor: None }).await?;
         isolation::check_features(&features).map_err(Ending::Failed)?;
-        let servers = self.list_all(McpServerStatusList { thread_id, detail: "toolsAndAuthOnly", cursor: None }).await?;
+        let servers =
+            self.list_all(McpServerStatusList { thread_id, detail: "toolsAndAuthOnly", cursor: None }).await?;
         isolation::check_servers(&servers, requested).map_err(Ending::Failed)
     }
 
@@ -241,7 +245,8 @@ where
             }
             let reading = self.stream.may_read(self.conn.has_buffered_line(), std::time::Instant::now());
             let release_at = reading.release_at.map(Instant::from_std);
-            self.timer.set([self.conn.next_deadline(), self.interrupt_deadline, release_at].into_iter().flatten().min());
+            self.timer
+                .set([self.conn.next_deadline(), self.interrupt_deadline, release_at].into_iter().flatten().min());
             let wake = tokio::select! {
                 biased;
                 _ = self.stream.killed() => Wake::Kill,

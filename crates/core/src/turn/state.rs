@@ -4,8 +4,8 @@
 
 use crate::events::{HarnessEvent, PassthroughReason, ReasoningPart, Usage};
 use crate::protocol::{
-    field, method, params_of, CompletedTurn, Delta, ErrorParams, ItemHead, Scope, TokenUsageParams, TurnCompletedParams,
-    TurnError,
+    field, method, params_of, CompletedTurn, Delta, ErrorParams, ItemHead, Scope, TokenUsageParams,
+    TurnCompletedParams, TurnError,
 };
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -153,7 +153,8 @@ impl TurnState {
                 Some(_) => return Owner::Foreign(PassthroughReason::ForeignTurn),
                 // Our thread runs one turn at a time: once ours is requested, the turn that
                 // starts (or completes, if `turn/started` never came) on it is ours.
-                None if self.turn_requested && (method == method::TURN_STARTED || method == method::TURN_COMPLETED) => {}
+                None if self.turn_requested && (method == method::TURN_STARTED || method == method::TURN_COMPLETED) => {
+                }
                 None if self.turn_requested => return Owner::Undecided,
                 None => return Owner::Foreign(PassthroughReason::ForeignTurn),
             }
@@ -162,7 +163,13 @@ impl TurnState {
     }
 
     /// Routes one notification, given the scope read from its params and its line.
-    pub fn notification(&mut self, method: Cow<'static, str>, mut scope: Scope, line: String, out: &mut Vec<HarnessEvent>) {
+    pub fn notification(
+        &mut self,
+        method: Cow<'static, str>,
+        mut scope: Scope,
+        line: String,
+        out: &mut Vec<HarnessEvent>,
+    ) {
         match self.owner(&method, &scope) {
             Owner::Undecided => self.held.push(Held { method, scope, line }),
             Owner::Foreign(reason) => {
@@ -213,11 +220,19 @@ impl TurnState {
                             self.streaming = Some((head.id.clone(), String::new()));
                         } else {
                             let is_final = head.phase.as_deref() == Some("final_answer");
-                            self.messages.push(AgentMessage { item_id: head.id, text: head.text.unwrap_or_default(), is_final });
+                            self.messages.push(AgentMessage {
+                                item_id: head.id,
+                                text: head.text.unwrap_or_default(),
+                                is_final,
+                            });
                         }
                     }
                 }
-                Handled::Event(if started { HarnessEvent::ItemStarted { item } } else { HarnessEvent::ItemCompleted { item } })
+                Handled::Event(if started {
+                    HarnessEvent::ItemStarted { item }
+                } else {
+                    HarnessEvent::ItemCompleted { item }
+                })
             }),
             method::AGENT_MESSAGE_DELTA => Delta::of(scope).map(|d| {
                 if let Some((id, text)) = &mut self.streaming {
@@ -243,9 +258,8 @@ impl TurnState {
                     index: d.content_index.unwrap_or(0),
                 })
             }),
-            method::COMMAND_OUTPUT_DELTA => {
-                Delta::of(scope).map(|d| Handled::Event(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta }))
-            }
+            method::COMMAND_OUTPUT_DELTA => Delta::of(scope)
+                .map(|d| Handled::Event(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta })),
             method::TOKEN_USAGE_UPDATED => field::<TokenUsageParams>(params().as_deref()).map(|u| {
                 let total: Usage = u.token_usage.total.into();
                 if self.usage_total.is_none() {
@@ -264,7 +278,10 @@ impl TurnState {
             }),
             method::ERROR => field::<ErrorParams>(params().as_deref()).map(|e| {
                 if e.will_retry {
-                    Handled::Event(HarnessEvent::Retrying { message: e.error.message, codex_error_info: e.error.codex_error_info })
+                    Handled::Event(HarnessEvent::Retrying {
+                        message: e.error.message,
+                        codex_error_info: e.error.codex_error_info,
+                    })
                 } else {
                     // The failure itself is reported by `turn/completed`; the notification
                     // still goes out as `native`.

@@ -109,7 +109,8 @@ impl Peer {
         assert!(initialized.get("id").is_none());
         let mut thread = self.recv().await;
         if thread["method"] == "config/read" {
-            self.respond(&thread, json!({"config": {"mcp_servers": {"ambient": {"command": "x"}}}, "origins": {}})).await;
+            self.respond(&thread, json!({"config": {"mcp_servers": {"ambient": {"command": "x"}}}, "origins": {}}))
+                .await;
             thread = self.recv().await;
         }
         let read_only = thread["params"]["sandbox"] == "read-only";
@@ -122,8 +123,11 @@ impl Peer {
             let features = self.expect("experimentalFeature/list").await;
             self.respond(&features, json!({"data": [{"name": "hooks", "enabled": false}], "nextCursor": null})).await;
             let servers = self.expect("mcpServerStatus/list").await;
-            self.respond(&servers, json!({"data": [{"name": "ambient", "runtimeStatus": "disabled"}], "nextCursor": null}))
-                .await;
+            self.respond(
+                &servers,
+                json!({"data": [{"name": "ambient", "runtimeStatus": "disabled"}], "nextCursor": null}),
+            )
+            .await;
         }
         thread
     }
@@ -144,8 +148,11 @@ impl Peer {
     async fn message(&mut self, id: &str, text: &str) {
         let item = json!({"type": "agentMessage", "id": id, "text": "", "phase": null});
         self.notify("item/started", json!({"threadId": THREAD, "turnId": TURN, "item": item})).await;
-        self.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": id, "delta": text}))
-            .await;
+        self.notify(
+            "item/agentMessage/delta",
+            json!({"threadId": THREAD, "turnId": TURN, "itemId": id, "delta": text}),
+        )
+        .await;
         let item = json!({"type": "agentMessage", "id": id, "text": text, "phase": null});
         self.notify("item/completed", json!({"threadId": THREAD, "turnId": TURN, "item": item})).await;
     }
@@ -272,13 +279,26 @@ async fn happy_turn_streams_events_and_completes() {
     assert_eq!(
         r.types(),
         vec![
-            "started", "threadStarted", "turnStarted", "reasoningDelta", "reasoningDelta", "commandOutput",
-            "itemStarted", "messageDelta", "itemCompleted", "usage", "native", "terminal"
+            "started",
+            "threadStarted",
+            "turnStarted",
+            "reasoningDelta",
+            "reasoningDelta",
+            "commandOutput",
+            "itemStarted",
+            "messageDelta",
+            "itemCompleted",
+            "usage",
+            "native",
+            "terminal"
         ]
     );
     assert_eq!(r.events[0]["pid"], 4242);
     assert_eq!(r.events[0]["codexVersion"], "0.171.0");
-    assert_eq!(r.events[3], json!({"type": "reasoningDelta", "itemId": "rs", "delta": "think", "part": "summary", "index": 1}));
+    assert_eq!(
+        r.events[3],
+        json!({"type": "reasoningDelta", "itemId": "rs", "delta": "think", "part": "summary", "index": 1})
+    );
     assert_eq!(r.events[4]["part"], "text");
     let usage = json!({"input": 100, "cacheRead": 20, "output": 50, "reasoning": 10, "total": 150});
     assert_eq!(r.events[9], json!({"type": "usage", "turn": usage, "thread": usage, "contextWindow": 258400}));
@@ -300,7 +320,11 @@ async fn turn_started_before_ack_and_completion_without_started() {
         let turn = p.expect("turn/start").await;
         assert_eq!(turn["params"]["effort"], "low");
         // Early notifications of the new turn, before its acknowledgement.
-        p.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": "early"})).await;
+        p.notify(
+            "item/agentMessage/delta",
+            json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": "early"}),
+        )
+        .await;
         p.notify("turn/started", json!({"threadId": THREAD, "turn": {"id": TURN}})).await;
         p.respond(&turn, json!({"turn": {"id": TURN}})).await;
         p.complete("completed").await;
@@ -313,8 +337,12 @@ async fn turn_started_before_ack_and_completion_without_started() {
     let r = run(json!({}), |mut p| async move {
         p.handshake().await;
         let turn = p.expect("turn/start").await;
-        p.notify("turn/completed", json!({"threadId": THREAD, "turn": {"id": TURN, "status": "completed",
-            "items": [{"type": "agentMessage", "id": "m", "text": "from items"}]}})).await;
+        p.notify(
+            "turn/completed",
+            json!({"threadId": THREAD, "turn": {"id": TURN, "status": "completed",
+            "items": [{"type": "agentMessage", "id": "m", "text": "from items"}]}}),
+        )
+        .await;
         p.respond(&turn, json!({"turn": {"id": TURN}})).await;
         p.until_stdin_closed().await;
     })
@@ -388,7 +416,8 @@ async fn server_requests_are_answered_by_policy() {
             p.until_stdin_closed().await;
         })
         .await;
-        let replies: Vec<_> = r.of_type("serverRequest").iter().map(|e| e["reply"].as_str().unwrap().to_string()).collect();
+        let replies: Vec<_> =
+            r.of_type("serverRequest").iter().map(|e| e["reply"].as_str().unwrap().to_string()).collect();
         let expected: Vec<_> = methods
             .iter()
             .map(|(_, _, kind)| if access == "full" { kind.to_string() } else { "methodError".to_string() })
@@ -403,9 +432,21 @@ async fn foreign_frames_pass_through_and_change_nothing() {
     let r = run(json!({}), |mut p| async move {
         p.handshake().await;
         p.start_turn().await;
-        p.notify("item/agentMessage/delta", json!({"threadId": "sub-thread", "turnId": "t9", "itemId": "x", "delta": "sub"})).await;
-        p.notify("turn/completed", json!({"threadId": "sub-thread", "turn": {"id": "t9", "status": "failed", "items": []}})).await;
-        p.notify("turn/completed", json!({"threadId": THREAD, "turn": {"id": "other-turn", "status": "completed", "items": []}})).await;
+        p.notify(
+            "item/agentMessage/delta",
+            json!({"threadId": "sub-thread", "turnId": "t9", "itemId": "x", "delta": "sub"}),
+        )
+        .await;
+        p.notify(
+            "turn/completed",
+            json!({"threadId": "sub-thread", "turn": {"id": "t9", "status": "failed", "items": []}}),
+        )
+        .await;
+        p.notify(
+            "turn/completed",
+            json!({"threadId": THREAD, "turn": {"id": "other-turn", "status": "completed", "items": []}}),
+        )
+        .await;
         p.send(json!({"id": 999, "result": {}})).await;
         p.notify("brand/newNotification", json!({"threadId": THREAD, "x": 1})).await;
         p.message("m", "ours").await;
@@ -450,10 +491,15 @@ async fn retries_are_progress_and_restart_the_item() {
     let r = run(json!({}), |mut p| async move {
         p.handshake().await;
         p.start_turn().await;
-        let started = json!({"threadId": THREAD, "turnId": TURN, "item": {"type": "agentMessage", "id": "m", "text": ""}});
+        let started =
+            json!({"threadId": THREAD, "turnId": TURN, "item": {"type": "agentMessage", "id": "m", "text": ""}});
         for attempt in ["Hel", "Hello again"] {
             p.notify("item/started", started.clone()).await;
-            p.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": attempt})).await;
+            p.notify(
+                "item/agentMessage/delta",
+                json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": attempt}),
+            )
+            .await;
         }
         p.complete("completed").await;
         p.until_stdin_closed().await;
@@ -627,9 +673,17 @@ async fn resume_counts_only_this_turns_usage() {
         assert_eq!(resume["params"]["sandbox"], "read-only");
         p.respond(&resume, json!({"thread": {"id": THREAD}})).await;
         // The server replays the last known usage of the previous turn.
-        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": "previous", "tokenUsage": {"total": usage(100), "last": usage(100)}})).await;
+        p.notify(
+            "thread/tokenUsage/updated",
+            json!({"threadId": THREAD, "turnId": "previous", "tokenUsage": {"total": usage(100), "last": usage(100)}}),
+        )
+        .await;
         p.start_turn().await;
-        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(130), "last": usage(30)}})).await;
+        p.notify(
+            "thread/tokenUsage/updated",
+            json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(130), "last": usage(30)}}),
+        )
+        .await;
         p.complete("completed").await;
         p.until_stdin_closed().await;
     })
@@ -644,8 +698,16 @@ async fn resume_counts_only_this_turns_usage() {
     let r = run(json!({"threadId": THREAD}), move |mut p| async move {
         p.handshake().await;
         p.start_turn().await;
-        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(1150), "last": usage(150)}})).await;
-        p.notify("thread/tokenUsage/updated", json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(1525), "last": usage(375)}})).await;
+        p.notify(
+            "thread/tokenUsage/updated",
+            json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(1150), "last": usage(150)}}),
+        )
+        .await;
+        p.notify(
+            "thread/tokenUsage/updated",
+            json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {"total": usage(1525), "last": usage(375)}}),
+        )
+        .await;
         p.complete("completed").await;
         p.until_stdin_closed().await;
     })
@@ -665,7 +727,11 @@ async fn a_full_queue_pauses_reading_but_abort_still_works() {
         let stream = p.stream.clone();
         let flood = async {
             for i in 0..(crate::stream::MAX_QUEUED_EVENTS + 2000) {
-                p.notify("item/agentMessage/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": i.to_string()})).await;
+                p.notify(
+                    "item/agentMessage/delta",
+                    json!({"threadId": THREAD, "turnId": TURN, "itemId": "m", "delta": i.to_string()}),
+                )
+                .await;
             }
         };
         // Blocked means: the queue filled up and the flood still could not finish (a fixed
@@ -746,8 +812,11 @@ async fn read_only_turn_confirms_isolation_before_starting() {
             json!({"mcp_servers": {"ambient": {"enabled": false}, "proj.srv": {"enabled": false}}})
         );
         assert_eq!(thread["params"]["sandbox"], "read-only");
-        p.respond(&thread, json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}))
-            .await;
+        p.respond(
+            &thread,
+            json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}),
+        )
+        .await;
         // Two pages of features, then the servers.
         let features = p.expect("experimentalFeature/list").await;
         assert_eq!(features["params"]["threadId"], THREAD);
@@ -756,8 +825,12 @@ async fn read_only_turn_confirms_isolation_before_starting() {
         assert_eq!(features["params"]["cursor"], "1");
         p.respond(&features, json!({"data": [{"name": "shell_tool", "enabled": true}], "nextCursor": null})).await;
         let servers = p.expect("mcpServerStatus/list").await;
-        p.respond(&servers, json!({"data": [{"name": "ambient", "runtimeStatus": "disabled"},
-                                              {"name": "proj.srv", "runtimeStatus": "disabled"}]})).await;
+        p.respond(
+            &servers,
+            json!({"data": [{"name": "ambient", "runtimeStatus": "disabled"},
+                                              {"name": "proj.srv", "runtimeStatus": "disabled"}]}),
+        )
+        .await;
         let turn = p.start_turn().await;
         assert_eq!(turn["params"]["sandboxPolicy"], json!({"type": "readOnly"}));
         p.complete("completed").await;
@@ -771,7 +844,10 @@ async fn read_only_turn_confirms_isolation_before_starting() {
 async fn read_only_turn_fails_closed_on_any_doubt() {
     // (what the server reports, which step) → the turn must never start.
     let cases: Vec<(&str, Value)> = vec![
-        ("thread", json!({"thread": {"id": THREAD}, "sandbox": {"type": "dangerFullAccess"}, "approvalPolicy": "never"})),
+        (
+            "thread",
+            json!({"thread": {"id": THREAD}, "sandbox": {"type": "dangerFullAccess"}, "approvalPolicy": "never"}),
+        ),
         ("features", json!({"data": [{"name": "hooks", "enabled": true}]})),
         ("features-error", json!(null)),
         ("servers", json!({"data": [{"name": "ambient", "runtimeStatus": "connected"}]})),
@@ -789,12 +865,17 @@ async fn read_only_turn_fails_closed_on_any_doubt() {
                 p.respond(&thread, report).await;
                 return p.until_stdin_closed().await;
             }
-            p.respond(&thread, json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}))
-                .await;
+            p.respond(
+                &thread,
+                json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}),
+            )
+            .await;
             let features = p.expect("experimentalFeature/list").await;
             match step {
                 "features" => p.respond(&features, report).await,
-                "features-error" => p.send(json!({"id": features["id"], "error": {"code": -32600, "message": "nope"}})).await,
+                "features-error" => {
+                    p.send(json!({"id": features["id"], "error": {"code": -32600, "message": "nope"}})).await
+                }
                 _ => {
                     p.respond(&features, json!({"data": []})).await;
                     let servers = p.expect("mcpServerStatus/list").await;

@@ -156,14 +156,29 @@ proptest! {
 #[derive(Debug, Clone)]
 enum Act {
     /// A delta; for our thread and turn or not.
-    Delta { thread: bool, turn: bool, text: String },
-    ItemCompleted { text: String },
-    Completed { thread: bool, turn: bool, status: &'static str },
+    Delta {
+        thread: bool,
+        turn: bool,
+        text: String,
+    },
+    ItemCompleted {
+        text: String,
+    },
+    Completed {
+        thread: bool,
+        turn: bool,
+        status: &'static str,
+    },
     RetryError,
     /// A server request with one of the methods the policy knows, or an unknown one.
-    Request { method: &'static str },
+    Request {
+        method: &'static str,
+    },
     /// A response to an id the client may or may not have used.
-    Response { id: i64, error: bool },
+    Response {
+        id: i64,
+        error: bool,
+    },
     /// Any bytes as one line.
     Line(Vec<u8>),
     /// Bytes without a newline (the next act continues the line).
@@ -250,22 +265,33 @@ fn line(value: Value) -> Vec<u8> {
 }
 
 fn act_bytes(act: &Act) -> Vec<u8> {
-    let ids = |thread: bool, turn: bool| (if thread { THREAD } else { "thr-other" }, if turn { TURN } else { "turn-other" });
+    let ids =
+        |thread: bool, turn: bool| (if thread { THREAD } else { "thr-other" }, if turn { TURN } else { "turn-other" });
     match act {
         Act::Delta { thread, turn, text } => {
             let (t, u) = ids(*thread, *turn);
-            line(json!({"method": "item/agentMessage/delta", "params": {"threadId": t, "turnId": u, "itemId": "m", "delta": text}}))
+            line(
+                json!({"method": "item/agentMessage/delta", "params": {"threadId": t, "turnId": u, "itemId": "m", "delta": text}}),
+            )
         }
-        Act::ItemCompleted { text } => line(json!({"method": "item/completed", "params": {"threadId": THREAD, "turnId": TURN,
-            "item": {"type": "agentMessage", "id": "m", "text": text, "phase": null}}})),
+        Act::ItemCompleted { text } => {
+            line(json!({"method": "item/completed", "params": {"threadId": THREAD, "turnId": TURN,
+            "item": {"type": "agentMessage", "id": "m", "text": text, "phase": null}}}))
+        }
         Act::Completed { thread, turn, status } => {
             let (t, u) = ids(*thread, *turn);
-            line(json!({"method": "turn/completed", "params": {"threadId": t, "turn": {"id": u, "status": status, "items": [],
-                "error": if *status == "failed" { json!({"message": "boom"}) } else { Value::Null }}}}))
+            line(
+                json!({"method": "turn/completed", "params": {"threadId": t, "turn": {"id": u, "status": status, "items": [],
+                "error": if *status == "failed" { json!({"message": "boom"}) } else { Value::Null }}}}),
+            )
         }
-        Act::RetryError => line(json!({"method": "error", "params": {"threadId": THREAD, "turnId": TURN, "willRetry": true,
-            "error": {"message": "Reconnecting... 1/5"}}})),
-        Act::Request { method } => line(json!({"method": method, "id": 1000, "params": {"threadId": THREAD, "turnId": TURN}})),
+        Act::RetryError => {
+            line(json!({"method": "error", "params": {"threadId": THREAD, "turnId": TURN, "willRetry": true,
+            "error": {"message": "Reconnecting... 1/5"}}}))
+        }
+        Act::Request { method } => {
+            line(json!({"method": method, "id": 1000, "params": {"threadId": THREAD, "turnId": TURN}}))
+        }
         Act::Response { id, error } => {
             if *error {
                 line(json!({"id": id, "error": {"code": -32600, "message": "nope"}}))
@@ -287,7 +313,9 @@ fn act_bytes(act: &Act) -> Vec<u8> {
 fn answers(request: &Value, script: &Script) -> Vec<Vec<u8>> {
     let id = request["id"].clone();
     let (how, result) = match request["method"].as_str().unwrap_or("") {
-        "initialize" => (script.initialize, json!({"userAgent": "rennet/0.171.0 (T) (rennet; 0.1.0)", "codexHome": "/h"})),
+        "initialize" => {
+            (script.initialize, json!({"userAgent": "rennet/0.171.0 (T) (rennet; 0.1.0)", "codexHome": "/h"}))
+        }
         "thread/start" => (script.thread_start, json!({"thread": {"id": THREAD}})),
         "turn/start" => (script.turn_start, json!({"turn": {"id": TURN, "status": "inProgress", "items": []}})),
         "turn/interrupt" => (script.interrupt, json!({})),
@@ -373,8 +401,10 @@ fn play(script: Script) -> Outcome {
                 events
             })
         };
-        let opts = options::parse(&json!({"prompt": "p", "cwd": "/w", "requestTimeoutMs": 200, "interruptGraceMs": 100}).to_string())
-            .unwrap();
+        let opts = options::parse(
+            &json!({"prompt": "p", "cwd": "/w", "requestTimeoutMs": 200, "interruptGraceMs": 100}).to_string(),
+        )
+        .unwrap();
         let terminal = tokio::time::timeout(
             Duration::from_secs(10),
             drive(client_read, client_write, process, &opts, "/bin/fake-codex", &stream),
