@@ -134,7 +134,7 @@ class Turn {
     return this.#outcome
   }
 
-  /** A cancelled turn's terminal event carries the abort reason, kept as it was given. */
+  /** A cancelled turn's terminal (and turnCompleted) event carries the abort reason, as given. */
   #terminal(event) {
     if (event.status === 'cancelled') event.abortReason = this.#abortReason
     return event
@@ -144,6 +144,8 @@ class Turn {
     const value = this.#batch.next()
     if (value.type === 'terminal') {
       this.#done = true
+      this.#terminal(value)
+    } else if (value.type === 'turnCompleted') {
       this.#terminal(value)
     }
     return { done: false, value }
@@ -220,16 +222,30 @@ function runTurn(options) {
   return startTurn(options, wire)
 }
 
+/** Options counted in milliseconds: JSON would turn NaN and Infinity into null (the default). */
+const MILLISECOND_OPTIONS = ['interruptGraceMs', 'requestTimeoutMs']
+
 /** Starts the turn of checked options; `wire` is the JSON Schema the model is sent, if any. */
 function startTurn(options, wire) {
   const { signal, ...rest } = options
   if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TypeError('options.signal must be an AbortSignal')
   }
+  for (const name of MILLISECOND_OPTIONS) {
+    const value = rest[name]
+    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
+      throw new TypeError(`options.${name} must be a non-negative integer number of milliseconds`)
+    }
+  }
+  // A prompt sliced through a character (an emoji cut in half) keeps its text, with U+FFFD
+  // where the lone half was: Codex sends the prompt as UTF-8, which cannot hold the half.
+  if (typeof rest.prompt === 'string') rest.prompt = rest.prompt.toWellFormed()
   if (wire !== undefined) rest.outputSchema = wire
-  const native = nativeCall(() => binding.startTurn(JSON.stringify(rest)))
+  // An already-aborted signal: the turn ends before anything starts.
+  const aborted = signal !== undefined && signal.aborted
+  const native = nativeCall(() => binding.startTurn(JSON.stringify(rest), aborted))
   const turn = new Turn(native, signal)
-  if (signal && signal.aborted) turn.abort(signal.reason)
+  if (aborted) turn.abort(signal.reason)
   return turn
 }
 

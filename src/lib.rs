@@ -21,12 +21,16 @@ pub struct NativeTurn {
 }
 
 /// Validates the options (JSON text of the options object without `signal`) and starts the
-/// turn in the background. Invalid options throw `InvalidArg` with a message naming the option.
+/// turn in the background; `aborted`: the signal was aborted already, so nothing is started.
+/// Invalid options throw `InvalidArg` with a message naming the option.
 #[napi(catch_unwind)]
-pub fn start_turn(env: Env, options_json: String) -> Result<NativeTurn> {
+pub fn start_turn(env: Env, options_json: String, aborted: Option<bool>) -> Result<NativeTurn> {
     let options = rennet_codex::options::parse(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     locate_guard();
     let stream = Arc::new(EventStream::new());
+    if aborted == Some(true) {
+        stream.request_abort();
+    }
     end_with_environment(&env, &stream)?;
     let supervised = stream.clone();
     napi::bindgen_prelude::spawn(async move {

@@ -1,10 +1,10 @@
 // Programming errors that are visible synchronously throw a TypeError naming the option.
-import { existsSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
 import type { RunTurnOptions } from '../../index.js'
-import { FAKE, cleanupFakes, tempDir } from '../support/fake.js'
+import { FAKE, FakeLog, cleanupFakes, collect, tempDir } from '../support/fake.js'
 
 afterEach(cleanupFakes)
 
@@ -48,5 +48,52 @@ describe('runTurn option validation', () => {
 
   it('throws without options', () => {
     expect(() => (runTurn as unknown as () => unknown)()).toThrow(TypeError)
+  })
+
+  it('throws on a grace or timeout that is not a non-negative integer (NaN and Infinity included)', () => {
+    const dir = tempDir()
+    for (const value of [NaN, Infinity, -Infinity, -1, 1.5]) {
+      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, interruptGraceMs: value }, /^options\.interruptGraceMs must be a non-negative integer/)
+      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, requestTimeoutMs: value }, /^options\.requestTimeoutMs must be a non-negative integer/)
+    }
+  })
+
+  it('names a string cut through a character plainly, outside the prompt', () => {
+    const dir = tempDir()
+    const cut = '😀'.slice(0, 1)
+    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, env: { A: `x${cut}` } }, /^options\.env\.A: contains an unpaired UTF-16 surrogate/)
+  })
+})
+
+describe('runTurn inputs that are not programming errors', () => {
+  it('sends a prompt cut through a character with U+FFFD in place of the lone half', async () => {
+    const dir = tempDir()
+    const log = new FakeLog(join(dir, 'fake.log'))
+    const prompt = `Say ${'😀'.slice(0, 1)}hello${'😀'.slice(1)}`
+    const events = await collect(runTurn({ prompt, cwd: dir, codexPath: FAKE, env: { FAKE_LOG: log.path } }))
+    expect(events.at(-1)).toMatchObject({ type: 'terminal', status: 'completed' })
+    expect(log.request('turn/start').params.input[0].text).toBe('Say \uFFFDhello\uFFFD')
+  })
+
+  it('ends with CWD_NOT_FOUND saying that a cwd naming a file is not a directory', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'a-file')
+    writeFileSync(file, 'x')
+    const events = await collect(runTurn({ prompt: 'hi', cwd: file, codexPath: FAKE }))
+    expect(events.at(-1)).toMatchObject({
+      type: 'terminal',
+      status: 'failed',
+      failure: { source: 'spawn', code: 'CWD_NOT_FOUND', message: `working directory ${file} is not a directory` },
+    })
+  })
+
+  it('starts nothing for a signal that is already aborted', async () => {
+    const dir = tempDir()
+    const log = new FakeLog(join(dir, 'fake.log'))
+    const events = await collect(
+      runTurn({ prompt: 'hi', cwd: dir, codexPath: FAKE, env: { FAKE_LOG: log.path }, signal: AbortSignal.abort() }),
+    )
+    expect(events).toEqual([expect.objectContaining({ type: 'terminal', status: 'cancelled', cancellation: 'killed' })])
+    expect(log.starts()).toEqual([])
   })
 })

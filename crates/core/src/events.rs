@@ -81,6 +81,9 @@ pub enum HarnessEvent {
     Native { method: String, params: Box<RawValue> },
     Passthrough { reason: PassthroughReason, message: Box<RawValue> },
     Diagnostic { source: DiagnosticSource, line: String },
+    /// The server completed the turn: what the terminal event will say. The terminal follows
+    /// once the child and everything it started are gone.
+    TurnCompleted(Terminal),
     Terminal(Terminal),
 }
 

@@ -22,6 +22,11 @@ pub(crate) fn invalid(message: impl Into<String>) -> OptionsError {
 /// serde names the offending value (`invalid type: string "Bearer …", expected a map`): an
 /// `env` or header value in the wrong place would be echoed into the error. Keeps the kind only.
 fn without_value(message: &str) -> String {
+    // serde_json's words for half of a surrogate pair, which a UTF-16 string sliced through a
+    // character holds.
+    if message.contains("surrogate") || message.contains("end of hex escape") {
+        return "contains an unpaired UTF-16 surrogate (a string cut through a character)".to_string();
+    }
     for prefix in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = message.strip_prefix(prefix) {
             if let Some(at) = rest.rfind(", expected ") {

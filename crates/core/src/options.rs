@@ -209,6 +209,12 @@ mod tests {
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","env":{"A":1}}"#).starts_with("options.env.A:"));
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","mcp":{"servers":{"a":{}}}}"#).starts_with("options.mcp.servers.a"));
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","requestTimeoutMs":0}"#).starts_with("options.requestTimeoutMs"));
+        // Half of a surrogate pair (a string cut through an emoji): named plainly.
+        for json in [r#"{"prompt":"x","cwd":"/tmp\ud83d"}"#, r#"{"prompt":"x","cwd":"/tmp","env":{"A":"\ude00x"}}"#] {
+            let e = err(json);
+            assert!(e.contains("unpaired UTF-16 surrogate") && !e.contains("hex escape"), "{e}");
+            assert!(e.starts_with("options.cwd:") || e.starts_with("options.env.A:"), "{e}");
+        }
     }
 
     #[test]

@@ -29,15 +29,9 @@ pub(super) struct Exit<'a> {
     pub stderr_tail: &'a dyn Fn() -> Vec<String>,
 }
 
-/// The terminal event of a run that ended as `ending`.
-pub(super) fn terminal(
-    ending: Ending,
-    state: &TurnState,
-    structured: bool,
-    abort_seen: bool,
-    exit: Exit<'_>,
-) -> Terminal {
-    let mut terminal = Terminal {
+/// A failed terminal of this turn's thread and turn, with its usage so far; the ending fills in the rest.
+fn blank(state: &TurnState) -> Terminal {
+    Terminal {
         status: Status::Failed,
         thread_id: state.thread_id().map(str::to_string),
         turn_id: state.turn_id().map(str::to_string),
@@ -46,9 +40,20 @@ pub(super) fn terminal(
         usage: state.turn_usage(),
         cancellation: None,
         failure: None,
-    };
+    }
+}
+
+/// The terminal event of a run that ended as `ending`.
+pub(super) fn terminal(
+    ending: Ending,
+    state: &TurnState,
+    structured: bool,
+    abort_seen: bool,
+    exit: Exit<'_>,
+) -> Terminal {
+    let mut terminal = blank(state);
     match ending {
-        Ending::Turn(completed) => completed_turn(&mut terminal, state, structured, *completed),
+        Ending::Turn(turn) => return completed(state, structured, &turn),
         Ending::Kill => {
             terminal.status = Status::Cancelled;
             terminal.cancellation = Some(Cancellation::Killed);
@@ -82,10 +87,17 @@ pub(super) fn terminal(
     terminal
 }
 
-fn completed_turn(terminal: &mut Terminal, state: &TurnState, structured: bool, completed: CompletedTurn) {
+/// What a turn the server completed amounts to (its `turnCompleted` event, and its terminal).
+pub(super) fn completed(state: &TurnState, structured: bool, completed: &CompletedTurn) -> Terminal {
+    let mut terminal = blank(state);
+    completed_turn(&mut terminal, state, structured, completed);
+    terminal
+}
+
+fn completed_turn(terminal: &mut Terminal, state: &TurnState, structured: bool, completed: &CompletedTurn) {
     match completed.status.as_str() {
         "completed" => {
-            let text = state.final_message(&completed);
+            let text = state.final_message(completed);
             terminal.status = Status::Completed;
             if structured {
                 let invalid = |message: String| {

@@ -83,6 +83,11 @@ where
         let ending = match self.script().await {
             Ok(ending) | Err(ending) => ending,
         };
+        if let Ending::Turn(turn) = &ending {
+            // The app can show the outcome now; the terminal follows once the tree is gone.
+            let outcome = ending::completed(&self.state, self.options.output_schema.is_some(), turn);
+            self.stream.push(&HarnessEvent::TurnCompleted(outcome));
+        }
         // Events held back for a larger batch must not wait for the end.
         self.stream.release();
         ending

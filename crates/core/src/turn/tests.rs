@@ -290,9 +290,14 @@ async fn happy_turn_streams_events_and_completes() {
             "itemCompleted",
             "usage",
             "native",
+            "turnCompleted",
             "terminal"
         ]
     );
+    // turnCompleted says, before the child is gone, what the terminal says after.
+    let mut completed = r.of_type("turnCompleted")[0].clone();
+    completed["type"] = json!("terminal");
+    assert_eq!(completed, r.terminal);
     assert_eq!(r.events[0]["pid"], 4242);
     assert_eq!(r.events[0]["codexVersion"], "0.171.0");
     assert_eq!(
@@ -331,7 +336,7 @@ async fn turn_started_before_ack_and_completion_without_started() {
         p.until_stdin_closed().await;
     })
     .await;
-    assert_eq!(r.types(), vec!["started", "threadStarted", "turnStarted", "messageDelta", "terminal"]);
+    assert_eq!(r.types(), vec!["started", "threadStarted", "turnStarted", "messageDelta", "turnCompleted", "terminal"]);
     assert_eq!(r.terminal["status"], "completed");
 
     let r = run(json!({}), |mut p| async move {
@@ -347,7 +352,7 @@ async fn turn_started_before_ack_and_completion_without_started() {
         p.until_stdin_closed().await;
     })
     .await;
-    assert_eq!(r.types(), vec!["started", "threadStarted", "turnStarted", "terminal"]);
+    assert_eq!(r.types(), vec!["started", "threadStarted", "turnStarted", "turnCompleted", "terminal"]);
     assert_eq!(r.terminal["status"], "completed");
     assert_eq!(r.terminal["turnId"], TURN);
     assert_eq!(r.terminal["finalMessage"], "from items");
