@@ -11,43 +11,30 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createRequire } from 'node:module'
+import { npm, npmPack, plainEnv } from './npm-pack.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
 const pkg = require(join(ROOT, 'package.json'))
 
-/** process.platform-arch → the npm/ directory of its platform package (glibc Linux). */
-const PLATFORM_DIRS = {
-  'linux-x64': 'linux-x64-gnu',
-  'linux-arm64': 'linux-arm64-gnu',
-  'darwin-x64': 'darwin-x64',
-  'darwin-arm64': 'darwin-arm64',
-  'win32-x64': 'win32-x64-msvc',
-}
-
-const platformDir = PLATFORM_DIRS[`${process.platform}-${process.arch}`]
-if (!platformDir) fail(`no platform package for ${process.platform}-${process.arch}`)
-const addon = `${pkg.napi.binaryName}.${platformDir}.node`
-if (!existsSync(join(ROOT, addon))) fail(`${addon} is not built: run pnpm build first`)
+// The addon `pnpm build` made here names this machine's platform package: rennet-codex.<platform>.node.
+const built = readdirSync(ROOT).filter((f) => f.startsWith(`${pkg.napi.binaryName}.`) && f.endsWith('.node'))
+if (built.length !== 1) fail(built.length ? `several addons are built here (${built.join(', ')}): keep one` : 'no addon is built: run pnpm build first')
+const addon = built[0]
+const platformDir = addon.slice(pkg.napi.binaryName.length + 1, -'.node'.length)
+if (!existsSync(join(ROOT, 'npm', platformDir))) fail(`no platform package npm/${platformDir}`)
 
 const keep = process.argv.includes('--keep')
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-pack-')))
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-// npm and the consumer run as from a plain shell: without the npm_* variables a `pnpm run`
-// exports (pnpm's own settings, which npm would misread).
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)))
 const run = (cmd, args, cwd, extra = {}) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32', env: baseEnv, ...extra })
+  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32', env: plainEnv, ...extra })
 
 function fail(message) {
   console.error(`pack:check: ${message}`)
   process.exit(1)
 }
 
-function pack(dir) {
-  const [result] = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', scratch], dir))
-  return { tarball: join(scratch, result.filename), files: result.files.map((f) => f.path) }
-}
+const pack = (dir) => npmPack(dir, scratch)
 
 try {
   // 1. The tarballs, and what is in them.
@@ -58,7 +45,7 @@ try {
   const root = pack(ROOT)
   console.log(`packed ${root.files.length} files in the root package, ${platform.files.length} in ${platformDir}`)
 
-  const mustShip = ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'binding.js', 'binding.d.ts', 'package.json', 'types/codex/v2/ThreadItem.d.ts']
+  const mustShip = ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'native.js', 'binding.js', 'binding.d.ts', 'package.json', 'LICENSE', 'types/codex/v2/ThreadItem.d.ts']
   const missing = mustShip.filter((f) => !root.files.includes(f))
   if (missing.length) fail(`the root package lacks ${missing.join(', ')}`)
   const stray = root.files.filter((f) => /(^|\/)(src|__test__|scripts|npm|target|node_modules)\//.test(f) || f.endsWith('.node'))
@@ -99,7 +86,7 @@ try {
   writeFileSync(join(consumer, 'turn-esm.mjs'), turnScript(`${requireLine}import * as codex from ${JSON.stringify(pkg.name)}`))
   writeFileSync(join(consumer, 'turn-cjs.mjs'), turnScript(`${requireLine}const codex = require(${JSON.stringify(pkg.name)})`))
   for (const script of ['turn-esm.mjs', 'turn-cjs.mjs']) {
-    const result = JSON.parse(run(process.execPath, [script], consumer, { env: { ...baseEnv, RENNET_LOG: '' } }).trim().split('\n').pop())
+    const result = JSON.parse(run(process.execPath, [script], consumer, { env: { ...plainEnv, RENNET_LOG: '' } }).trim().split('\n').pop())
     console.log(`${script}: ${result.status}, "${result.finalMessage}", events ${result.events.join(' ')}`)
     if (result.status !== 'completed' || result.finalMessage !== 'packed and installed') {
       fail(`${script} did not complete the turn: ${JSON.stringify(result)}`)
