@@ -77,7 +77,7 @@ beforeAll(() => {
   mkdirSync(installed, { recursive: true })
   execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
   // Its one dependency, linked from this repository's install (the test runs offline).
-  symlinkSync(dirname(realpathSync(require.resolve('ajv/package.json'))), join(scratch, 'node_modules', 'ajv'), 'dir')
+  symlinkSync(dirname(realpathSync(require.resolve('ajv/package.json'))), join(scratch, 'node_modules', 'ajv'), process.platform === 'win32' ? 'junction' : 'dir')
   writeFileSync(join(scratch, 'probe.cjs'), CJS)
   writeFileSync(join(scratch, 'probe.mjs'), ESM)
   writeFileSync(join(scratch, 'win32-arm64.cjs'), fakePlatform('win32', 'arm64'))
