@@ -4,8 +4,6 @@
 // the package therefore never throws: `discoverCodex()` says what is wrong, a turn ends with
 // one `failed` terminal event, a utility call rejects with a UtilityError of that code.
 
-const PACKAGE = '@rennet/codex'
-
 let binding
 try {
   binding = require('./binding.js')
@@ -56,7 +54,7 @@ function firstLine(error) {
 }
 
 function unavailableBinding(error) {
-  const { optionalDependencies = {} } = require('./package.json')
+  const { name: PACKAGE, optionalDependencies = {} } = require('./package.json')
   const platform = platformName()
   const pkg = `${PACKAGE}-${platform}`
   const published = Object.keys(optionalDependencies)
