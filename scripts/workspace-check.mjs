@@ -248,8 +248,12 @@ const env = {
   NO_COLOR: '1',
 }
 
-/** A configuration warning of pnpm (`WARN`) or Nx (`NX   …` warnings, invalid inputs). */
-const WARNING = /\bWARN\b|\bwarning\b.*(nx\.json|project\.json|package\.json|pnpm|input)|not take effect|invalid fileset/i
+/**
+ * A warning of pnpm (any `WARN` but a dependency's deprecation notice, which says nothing about
+ * this configuration; build scripts it skipped) or Nx (a setting that does not take effect,
+ * an input that is not one).
+ */
+const WARNING = /\bWARN\b(?!.*\bdeprecated\b)|Ignored build scripts|not take effect|invalid fileset|\bwarning\b.*(nx\.json|project\.json|package\.json|pnpm|input)/i
 
 /** Runs one step from the workspace root; returns its output, printed as it was. */
 function step(title, cmd, args, { expect: expected = [] } = {}) {
