@@ -1,7 +1,8 @@
 'use strict'
-// Public API of @rennet/codex over the generated native binding (binding.js).
+// Public API of @rennet/codex over the generated native binding (binding.js), loaded through
+// native.js so that a platform without the addon gets NATIVE_ADDON_UNAVAILABLE, not a throw.
 
-const binding = require('./binding.js')
+const binding = require('./native.js')
 
 function isAbortSignal(value) {
   return (

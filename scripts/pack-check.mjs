@@ -14,49 +14,39 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
+import { npm, npmPack, plainEnv } from './npm-pack.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
 const pkg = require(join(ROOT, 'package.json'))
 
-/** process.platform-arch → the npm/ directory of its platform package (glibc Linux). */
-const PLATFORM_DIRS = {
-  'linux-x64': 'linux-x64-gnu',
-  'linux-arm64': 'linux-arm64-gnu',
-  'darwin-x64': 'darwin-x64',
-  'darwin-arm64': 'darwin-arm64',
-  'win32-x64': 'win32-x64-msvc',
-}
-
-const platformDir = PLATFORM_DIRS[`${process.platform}-${process.arch}`]
-if (!platformDir) fail(`no platform package for ${process.platform}-${process.arch}`)
-const addon = `${pkg.napi.binaryName}.${platformDir}.node`
-if (!existsSync(join(ROOT, addon))) fail(`${addon} is not built: run pnpm build first`)
+// The addon `pnpm build` made here names this machine's platform package: rennet-codex.<platform>.node.
+const built = readdirSync(ROOT).filter((f) => f.startsWith(`${pkg.napi.binaryName}.`) && f.endsWith('.node'))
+if (built.length !== 1) fail(built.length ? `several addons are built here (${built.join(', ')}): keep one` : 'no addon is built: run pnpm build first')
+const addon = built[0]
+const platformDir = addon.slice(pkg.napi.binaryName.length + 1, -'.node'.length)
+if (!existsSync(join(ROOT, 'npm', platformDir))) fail(`no platform package npm/${platformDir}`)
 
 const keep = process.argv.includes('--keep')
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-pack-')))
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-// npm and the consumer run as from a plain shell: without the npm_* variables a `pnpm run`
-// exports (pnpm's own settings, which npm would misread).
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)))
 const run = (cmd, args, cwd, extra = {}) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32', env: baseEnv, ...extra })
+  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32', env: plainEnv, ...extra })
 
 function fail(message) {
   console.error(`pack:check: ${message}`)
   process.exit(1)
 }
 
-function pack(dir) {
-  const [result] = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', scratch], dir))
-  return { tarball: join(scratch, result.filename), files: result.files.map((f) => f.path) }
-}
+const pack = (dir) => npmPack(dir, scratch)
 
 try {
   // 1. The tarballs, and what is in them.
   const stage = join(scratch, 'stage', platformDir)
   cpSync(join(ROOT, 'npm', platformDir), stage, { recursive: true })
   copyFileSync(join(ROOT, addon), join(stage, addon))
+  // The host-death guard travels beside the addon (Linux and macOS).
+  const guard = process.platform === 'win32' ? null : 'rennet-codex-guard'
+  if (guard) copyFileSync(join(ROOT, guard), join(stage, guard))
   const platform = pack(stage)
   const root = pack(ROOT)
   console.log(`packed ${root.files.length} files in the root package, ${platform.files.length} in ${platformDir}`)
@@ -66,10 +56,12 @@ try {
     'index.mjs',
     'index.d.ts',
     'index.d.mts',
+    'native.js',
     'binding.js',
     'binding.d.ts',
     'output-schema.js',
     'package.json',
+    'LICENSE',
     'types/codex/v2/ThreadItem.d.ts',
     ...['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'fake-codex.js', 'fake-codex-server.js', 'mock-responses.js', 'mock-responses.d.ts', 'codex-home.js', 'codex-home.d.ts'].map((f) => `testing/${f}`),
   ]
@@ -78,6 +70,7 @@ try {
   const stray = root.files.filter((f) => /(^|\/)(src|__test__|scripts|npm|target|node_modules)\//.test(f) || f.endsWith('.node'))
   if (stray.length) fail(`the root package ships files it should not: ${stray.join(', ')}`)
   if (!platform.files.includes(addon)) fail(`the platform package lacks ${addon}`)
+  if (guard && !platform.files.includes(guard)) fail(`the platform package lacks ${guard}`)
 
   // 2. A consumer project outside the repository.
   const consumer = join(scratch, 'consumer')
@@ -100,7 +93,23 @@ try {
   const codexPath = kit.codexBinaryPath({ from: ${JSON.stringify(ROOT)} })
   const turn = codex.runTurn({ prompt: 'Say it.', cwd: cwd.path, codexPath, env: model.env })
   const kinds = new Set()
-  for await (const event of turn) kinds.add(event.type)
+  // The guard runs beside the turn, from the installed platform package (seen where /proc is).
+  const guardSeen = () => {
+    const { readdirSync, readFileSync } = require('node:fs')
+    for (const pid of readdirSync('/proc').filter((name) => /^\\d+$/.test(name))) {
+      try {
+        const ppid = Number(readFileSync(\`/proc/\${pid}/stat\`, 'utf8').split(') ')[1].split(' ')[1])
+        const argv0 = readFileSync(\`/proc/\${pid}/cmdline\`, 'utf8').split('\\0')[0]
+        if (ppid === process.pid && argv0.endsWith('rennet-codex-guard')) return argv0
+      } catch {}
+    }
+    return null
+  }
+  let guard = null
+  for await (const event of turn) {
+    kinds.add(event.type)
+    if (event.type === 'started' && process.platform === 'linux') guard = guardSeen()
+  }
   const outcome = await turn.outcome
   const schema = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'], additionalProperties: false }
   const utility = await codex.runUtility({ prompt: 'Answer.', cwd: cwd.path, codexPath, env: model.env, outputSchema: schema })
@@ -108,7 +117,7 @@ try {
   const fake = await codex.runTurn({ prompt: 'Say it.', cwd: cwd.path, codexPath: fakePath }).outcome
   const fakeRuns = kit.fakeCodexRuns(fakePath).map((run) => run.argv[0])
   const loadedFrom = require.resolve(${JSON.stringify(`${pkg.name}-${platformDir}`)})
-  console.log(JSON.stringify({ status: outcome.status, finalMessage: outcome.finalMessage, failure: outcome.failure, events: [...kinds], loadedFrom, utility: utility.output, fake: fake.finalMessage, fakeRuns, testingLoaded }))
+  console.log(JSON.stringify({ status: outcome.status, finalMessage: outcome.finalMessage, failure: outcome.failure, events: [...kinds], loadedFrom, guard, utility: utility.output, fake: fake.finalMessage, fakeRuns, testingLoaded }))
 } finally {
   await model.close()
   cwd.cleanup()
@@ -124,12 +133,15 @@ try {
     turnScript(`${requireLine}const codex = require(${JSON.stringify(pkg.name)})`, `const kit = require(${JSON.stringify(`${pkg.name}/testing`)})`),
   )
   for (const script of ['turn-esm.mjs', 'turn-cjs.mjs']) {
-    const result = JSON.parse(run(process.execPath, [script], consumer, { env: { ...baseEnv, RENNET_LOG: '' } }).trim().split('\n').pop())
+    const result = JSON.parse(run(process.execPath, [script], consumer, { env: { ...plainEnv, RENNET_LOG: '' } }).trim().split('\n').pop())
     console.log(`${script}: ${result.status}, "${result.finalMessage}", events ${result.events.join(' ')}; utility ${JSON.stringify(result.utility)}; fake "${result.fake}"`)
     if (result.status !== 'completed' || result.finalMessage !== 'packed and installed') {
       fail(`${script} did not complete the turn: ${JSON.stringify(result)}`)
     }
     if (!result.loadedFrom.startsWith(join(consumer, 'node_modules'))) fail(`${script} resolved the platform package outside the consumer`)
+    if (process.platform === 'linux' && !result.guard?.startsWith(join(consumer, 'node_modules'))) {
+      fail(`${script}: no host-death guard from the installed platform package ran beside the turn (${result.guard})`)
+    }
     if (result.utility?.answer !== 42) fail(`${script}: the structured call gave ${JSON.stringify(result.utility)}`)
     if (result.fake !== 'fake and installed' || result.fakeRuns.join() !== 'app-server') fail(`${script}: the kit's fake gave ${JSON.stringify(result)}`)
     if (result.testingLoaded.length) fail(`${script}: the main entry loaded ${result.testingLoaded.join(', ')}`)
