@@ -77,6 +77,7 @@ export declare function setLogger(callback: ((recordJson: string) => void) | nul
 
 /**
  * Validates the options (JSON text of the options object without `signal`) and starts the
- * turn in the background. Invalid options throw `InvalidArg` with a message naming the option.
+ * turn in the background; `aborted`: the signal was aborted already, so nothing is started.
+ * Invalid options throw `InvalidArg` with a message naming the option.
  */
-export declare function startTurn(optionsJson: string): NativeTurn
+export declare function startTurn(optionsJson: string, aborted?: boolean | undefined | null): NativeTurn

@@ -15,12 +15,44 @@ export interface Usage {
 
 export type FailureSource = 'turn' | 'jsonrpc' | 'exit' | 'spawn' | 'parse' | 'internal'
 
+/** Every code a terminal failure carries (README: Failures). */
+export type FailureCode =
+  // spawn: the child could not start; an `mcp` policy that cannot be applied
+  | 'CODEX_NOT_FOUND'
+  | 'CODEX_NOT_EXECUTABLE'
+  | 'CWD_NOT_FOUND'
+  | 'SPAWN_FAILED'
+  | 'NATIVE_ADDON_UNAVAILABLE'
+  | 'MCP_NOT_LOOPBACK'
+  | 'MCP_POLICY_INVALID'
+  | 'MCP_INVENTORY_FAILED'
+  | 'MCP_INVENTORY_INVALID'
+  | 'MCP_NAME_COLLISION'
+  // jsonrpc
+  | 'REQUEST_FAILED'
+  | 'REQUEST_TIMEOUT'
+  | 'UNEXPECTED_RESPONSE'
+  | 'ISOLATION_NOT_CONFIRMED'
+  // parse: stdout is not the protocol
+  | 'MALFORMED_FRAME'
+  | 'INVALID_UTF8'
+  | 'FRAME_TOO_LARGE'
+  | 'PREAMBLE_TOO_LONG'
+  | 'STDOUT_READ_FAILED'
+  // exit
+  | 'PROCESS_EXITED'
+  // turn
+  | 'TURN_FAILED'
+  | 'STRUCTURED_OUTPUT_INVALID'
+  // internal
+  | 'INTERNAL_ERROR'
+
 export interface Failure {
   source: FailureSource
   /** The provider's message or the process detail, verbatim. */
   message: string
-  /** Stable machine code, e.g. CODEX_NOT_FOUND, REQUEST_TIMEOUT, TURN_FAILED. */
-  code?: string
+  /** Stable machine code. */
+  code: FailureCode
   detail?: unknown
 }
 
@@ -50,8 +82,26 @@ export interface TerminalEvent {
  */
 export type NativeItem = ThreadItem
 
+/**
+ * The server completed the turn: what the terminal event will say, sent as soon as Codex
+ * reports it. The `terminal` event follows once the child and everything it started are gone
+ * (tens of milliseconds later: Codex's own shutdown). Only a turn the server completed has one
+ * (not a failure of the process, a kill or a failure before the turn).
+ */
+export interface TurnCompletedEvent extends Omit<TerminalEvent, 'type'> {
+  type: 'turnCompleted'
+}
+
 export type HarnessEvent =
-  | { type: 'started'; pid: number; codexPath: string; codexVersion: string | null; userAgent: string }
+  | {
+      type: 'started'
+      /** A short id of this turn, unique in the process; every log record of the turn has it. */
+      turnKey: string
+      pid: number
+      codexPath: string
+      codexVersion: string | null
+      userAgent: string
+    }
   | { type: 'threadStarted'; threadId: string; resumed: boolean }
   | { type: 'turnStarted'; threadId: string; turnId: string }
   | { type: 'itemStarted'; item: NativeItem }
@@ -70,6 +120,7 @@ export type HarnessEvent =
   | { type: 'native'; method: string; params: unknown }
   | { type: 'passthrough'; reason: 'foreignThread' | 'foreignTurn' | 'unknownResponse'; message: unknown }
   | { type: 'diagnostic'; source: 'preamble' | 'stderr'; line: string }
+  | TurnCompletedEvent
   | TerminalEvent
 
 export interface McpServer {
@@ -193,7 +244,8 @@ export function discoverCodex(options?: DiscoverOptions): Promise<Discovery>
 /** What `runUtility` rejects with: the terminal failure (or `CANCELLED`), kept whole in `terminal`. */
 export class UtilityError extends Error {
   readonly source: FailureSource
-  readonly code: string
+  /** The terminal failure's code, or `runUtility`'s own: `STRUCTURED_OUTPUT_MISMATCH`, `CANCELLED`. */
+  readonly code: FailureCode | 'STRUCTURED_OUTPUT_MISMATCH' | 'CANCELLED'
   readonly detail: unknown
   readonly terminal: TerminalEvent
   /** For `CANCELLED`: the abort reason (the signal's `reason`), as Node's own APIs give it. */

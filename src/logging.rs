@@ -14,9 +14,11 @@ use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{OnceLock, RwLock};
 use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::{filter, fmt, reload, EnvFilter, Registry};
 
 /// The variable holding the stderr filter.
@@ -124,18 +126,41 @@ pub fn set_logger(callback: Option<Function<'_, String, ()>>, filter: Option<Str
         .map_err(|e| Error::new(Status::GenericFailure, format!("the log filter could not be changed: {e}")))
 }
 
-/// Forwards each enabled event to the JavaScript logger, if one is installed.
+/// Forwards each enabled event to the JavaScript logger, if one is installed, with the fields
+/// of the spans it happened in (a turn's key, pid, thread and turn ids).
 struct JsLayer;
 
-impl<S: Subscriber> Layer<S> for JsLayer {
-    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for JsLayer {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id) {
+            let mut fields = FieldMap::default();
+            attrs.record(&mut fields);
+            span.extensions_mut().insert(fields);
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id) {
+            if let Some(fields) = span.extensions_mut().get_mut::<FieldMap>() {
+                values.record(fields);
+            }
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         if !JS_ACTIVE.load(Ordering::Relaxed) {
             return;
         }
         let slot = JS.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         let Some(logger) = slot.as_ref() else { return };
         let carried = DROPPED.swap(0, Ordering::Relaxed);
-        let record = record_json(event, carried);
+        let mut context = Map::new();
+        for span in ctx.event_scope(event).into_iter().flat_map(|scope| scope.from_root()) {
+            if let Some(fields) = span.extensions().get::<FieldMap>() {
+                context.extend(fields.fields.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        let record = record_json(event, context, carried);
         if logger.call(record, ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok {
             // Queue full (JavaScript is behind) or closing: this record is dropped too, and the
             // count it carried goes to the next one that gets through.
@@ -144,9 +169,10 @@ impl<S: Subscriber> Layer<S> for JsLayer {
     }
 }
 
-fn record_json(event: &Event<'_>, dropped: u64) -> String {
+/// The record of `event`; `context` holds the fields of its spans, which its own override.
+fn record_json(event: &Event<'_>, context: Map<String, Value>, dropped: u64) -> String {
     let meta = event.metadata();
-    let mut fields = FieldMap::default();
+    let mut fields = FieldMap { message: None, fields: context };
     event.record(&mut fields);
     let time = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -7,6 +7,7 @@ import {
   assertOneTerminalLast,
   cleanupFakes,
   collect,
+  completedThen,
   fakeTurn,
   nativeOf,
   types,
@@ -80,7 +81,7 @@ describe('abort after turn/started', () => {
       { type: 'threadStarted', threadId: THREAD_ID, resumed: false },
       { type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID },
       nativeOf(log.sentMethod('thread/status/changed')[0]),
-      cancelled('interrupted', THREAD_ID, TURN_ID),
+      ...completedThen(cancelled('interrupted', THREAD_ID, TURN_ID)),
     ])
     // Well inside the grace period: it ended on the server's turn/completed, not on a timer.
     expect(took).toBeLessThan(2000)

@@ -108,6 +108,7 @@ describe('preamble and parse failures', () => {
       'messageDelta',
       'messageDelta',
       'itemCompleted',
+      'turnCompleted',
       'terminal',
     ])
     expect(terminal.status).toBe('completed')

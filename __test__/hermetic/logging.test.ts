@@ -41,9 +41,10 @@ describe('logging', () => {
 
   it('RENNET_LOG writes filtered records to stderr, the child stderr lines at debug', () => {
     const debug = stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=debug' })
-    expect(debug).toMatch(/DEBUG rennet_codex::turn: request id=1 method="initialize"/)
-    expect(debug).toMatch(/DEBUG rennet_codex::stderr: thread panicked: fake crash for the test/)
-    expect(debug).toMatch(/INFO rennet_codex::turn: turn ended status="failed" code="PROCESS_EXITED"/)
+    // Every record of the turn names it: its key, then the child's pid, thread and turn.
+    expect(debug).toMatch(/DEBUG turn\{turnKey=t\d+ pid=\d+\}: rennet_codex::rpc: request id=1 method="initialize"/)
+    expect(debug).toMatch(/DEBUG turn\{turnKey=t\d+ pid=\d+ threadId="[^"]+" turnId="[^"]+"\}: rennet_codex::stderr: thread panicked: fake crash for the test/)
+    expect(debug).toMatch(/INFO turn\{[^}]*turnId="[^"]+"\}: rennet_codex::turn: turn ended status="failed" code="PROCESS_EXITED"/)
 
     const info = stderrOfChildTurn({ RENNET_LOG: 'rennet_codex=info' })
     expect(info).toMatch(/turn ended/)
@@ -72,6 +73,26 @@ describe('logging', () => {
     expect(out).toMatch(/^@rennet\/codex: RENNET_LOG is not a valid filter/)
   })
 
+  it('every record of a turn carries its key, pid, thread and turn, also with two turns at once', async () => {
+    const records: LogRecord[] = []
+    setLogger((r) => records.push(r), { filter: 'rennet_codex=debug' })
+    const [a, b] = await Promise.all([fakeRun('minimal'), fakeRun('minimal')])
+    expect(await eventually(() => records.filter((r) => r.message === 'turn ended').length === 2, 10_000)).toBe(true)
+    for (const run of [a, b]) {
+      const started = run.events.find((e) => e.type === 'started')
+      expect(started?.type === 'started' && started.turnKey).toMatch(/^t\d+$/)
+      const key = started?.type === 'started' ? started.turnKey : ''
+      const own = records.filter((r) => r.fields.turnKey === key)
+      const spawned = own.findIndex((r) => r.message === 'codex app-server started')
+      expect(spawned).toBeGreaterThanOrEqual(0)
+      // From the child's start on, the pid; once known, the thread and the turn.
+      for (const r of own.slice(spawned)) expect(r.fields.pid).toBe(started?.type === 'started' && started.pid)
+      const ended = own.find((r) => r.message === 'turn ended')
+      expect(ended?.fields).toMatchObject({ turnKey: key, threadId: run.terminal.threadId, turnId: run.terminal.turnId, status: 'completed' })
+    }
+    expect(new Set([a, b].map((r) => r.events[0].type === 'started' && r.events[0].turnKey)).size).toBe(2)
+  })
+
   it('setLogger hands records to a callback, never with a secret in them', async () => {
     const records: LogRecord[] = []
     setLogger((r) => records.push(r), { filter: 'rennet_codex=trace' })
@@ -83,7 +104,12 @@ describe('logging', () => {
     const stderrLine = records.find((r) => r.target === 'rennet_codex::stderr')
     expect(stderrLine).toMatchObject({ level: 'debug', message: 'thread panicked: fake crash for the test' })
     expect(records).toContainEqual(
-      expect.objectContaining({ level: 'debug', target: 'rennet_codex::turn', message: 'request', fields: { id: 3, method: 'turn/start' } }),
+      expect.objectContaining({
+        level: 'debug',
+        target: 'rennet_codex::rpc',
+        message: 'request',
+        fields: { id: 3, method: 'turn/start', turnKey: expect.stringMatching(/^t\d+$/), pid: expect.any(Number), threadId: expect.any(String) },
+      }),
     )
     expect(records.every((r) => typeof r.time === 'number' && r.time > 0)).toBe(true)
     for (const r of records) expect(JSON.stringify(r)).not.toContain(secret)

@@ -41,6 +41,7 @@ describe('server requests', () => {
       'messageDelta',
       'messageDelta',
       'itemCompleted',
+      'turnCompleted',
       'terminal',
     ])
 

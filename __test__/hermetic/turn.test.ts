@@ -12,6 +12,7 @@ import {
   TURN_ID,
   assertOneTerminalLast,
   cleanupFakes,
+  completedThen,
   fakeRun,
   fakeTurn,
   nativeOf,
@@ -47,6 +48,7 @@ describe('happy turn', () => {
     expect(events).toEqual([
       {
         type: 'started',
+        turnKey: expect.stringMatching(/^t\d+$/),
         pid: start.pid,
         codexPath: FAKE,
         codexVersion: expect.toBeOneOf([null, '0.171.0']),
@@ -75,7 +77,7 @@ describe('happy turn', () => {
       { type: 'usage', turn: turnUsage2, thread: usageOf(tokens2.total), contextWindow: 258400 },
       nativeOf(sent('account/rateLimits/updated')),
       nativeOf(sent('thread/status/changed', 1)),
-      {
+      ...completedThen({
         type: 'terminal',
         status: 'completed',
         threadId: THREAD_ID,
@@ -83,7 +85,7 @@ describe('happy turn', () => {
         finalMessage: 'Hello world',
         usage: turnUsage2,
         failure: null,
-      },
+      }),
     ])
     assertOneTerminalLast(events)
     expect(messageText(events)).toBe(terminal.finalMessage)
@@ -153,7 +155,7 @@ describe('happy turn', () => {
       { type: 'itemStarted', item: started[1].params.item },
       { type: 'messageDelta', itemId: 'msg_1', delta: 'Done.' },
       { type: 'itemCompleted', item: completed[1].params.item },
-      terminal,
+      ...completedThen(terminal),
     ])
     // A failed command is not a failed turn.
     expect(terminal.status).toBe('completed')
@@ -199,6 +201,7 @@ describe('happy turn', () => {
       'messageDelta',
       'itemCompleted',
       'usage',
+      'turnCompleted',
       'terminal',
     ])
     expect(events[1]).toEqual({ type: 'threadStarted', threadId: 'thr_resumed', resumed: true })
@@ -225,6 +228,7 @@ describe('turn/start is an acknowledgement', () => {
       'messageDelta',
       'messageDelta',
       'itemCompleted',
+      'turnCompleted',
       'terminal',
     ])
     expect(events[2]).toEqual({ type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID })
@@ -242,7 +246,7 @@ describe('turn/start is an acknowledgement', () => {
   it('ends on the matching turn/completed without any turn/started; final message from its items', async () => {
     const { events, terminal } = await fakeRun('no-turn-started')
     assertOneTerminalLast(events)
-    expect(types(events).filter((t) => t !== 'turnStarted')).toEqual(['started', 'threadStarted', 'terminal'])
+    expect(types(events).filter((t) => t !== 'turnStarted')).toEqual(['started', 'threadStarted', 'turnCompleted', 'terminal'])
     expect(terminal).toEqual({
       type: 'terminal',
       status: 'completed',
@@ -262,7 +266,7 @@ describe('turn/start is an acknowledgement', () => {
       expect.objectContaining({ type: 'started' }),
       { type: 'threadStarted', threadId: THREAD_ID, resumed: false },
       { type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID },
-      terminal,
+      ...completedThen(terminal),
     ])
   })
 })
@@ -333,7 +337,7 @@ describe('retries', () => {
       { type: 'messageDelta', itemId: 'msg_1', delta: 'Hello ' },
       { type: 'messageDelta', itemId: 'msg_1', delta: 'again' },
       { type: 'itemCompleted', item: log.sentMethod('item/completed')[0].params.item },
-      terminal,
+      ...completedThen(terminal),
     ])
     expect(terminal).toEqual({
       type: 'terminal',
@@ -365,7 +369,7 @@ describe('turn failure', () => {
       { type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID },
       nativeOf(log.sentMethod('thread/status/changed')[0]),
       nativeOf(log.sentMethod('error')[0]),
-      terminal,
+      ...completedThen(terminal),
     ])
     expect(terminal).toEqual({
       type: 'terminal',
@@ -421,7 +425,7 @@ describe('foreign frames', () => {
       nativeOf(unknownMethod),
       { type: 'messageDelta', itemId: 'msg_1', delta: 'only' },
       { type: 'itemCompleted', item: log.sentMethod('item/completed')[0].params.item },
-      terminal,
+      ...completedThen(terminal),
     ])
     // The sub-agent's completed turn and the other turn's failure did not end or change ours.
     expect(terminal).toEqual({

@@ -19,6 +19,7 @@ const require = createRequire(__filename)
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   name: string
   napi: { binaryName: string }
+  dependencies: Record<string, string>
   optionalDependencies: Record<string, string>
 }
 
@@ -42,7 +43,7 @@ const body = `
   for await (const event of turn) out.events.push(event)
   out.outcome = await turn.outcome
   try {
-    await codex.runUtility({ prompt: 'Say hello.', cwd: process.cwd(), outputSchema: { type: 'object' } })
+    await codex.runUtility({ prompt: 'Say hello.', cwd: process.cwd(), outputSchema: { type: 'object', properties: {}, required: [], additionalProperties: false } })
     out.utility = 'resolved'
   } catch (error) {
     const { name, source, code, message, terminal } = error
@@ -76,8 +77,11 @@ beforeAll(() => {
   installed = join(scratch, 'node_modules', ...pkg.name.split('/'))
   mkdirSync(installed, { recursive: true })
   execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
-  // Its one dependency, linked from this repository's install (the test runs offline).
-  symlinkSync(dirname(realpathSync(require.resolve('ajv/package.json'))), join(scratch, 'node_modules', 'ajv'), process.platform === 'win32' ? 'junction' : 'dir')
+  // Its dependencies, linked from this repository's install (the test runs offline).
+  for (const dependency of Object.keys(pkg.dependencies)) {
+    const from = dirname(realpathSync(require.resolve(`${dependency}/package.json`)))
+    symlinkSync(from, join(scratch, 'node_modules', dependency), process.platform === 'win32' ? 'junction' : 'dir')
+  }
   writeFileSync(join(scratch, 'probe.cjs'), CJS)
   writeFileSync(join(scratch, 'probe.mjs'), ESM)
   writeFileSync(join(scratch, 'win32-arm64.cjs'), fakePlatform('win32', 'arm64'))

@@ -216,6 +216,12 @@ export async function fakeRun(scenario: string, extra: FakeOptions = {}) {
   return { ...run, events, terminal }
 }
 
+/**
+ * The last two events of a turn the server completed: `turnCompleted` (the outcome as soon as
+ * Codex reports it), then the same outcome as the `terminal`, once the child is gone.
+ */
+export const completedThen = (terminal: Record<string, unknown>) => [{ ...terminal, type: 'turnCompleted' }, terminal]
+
 /** Types of the events, for order assertions. */
 export const types = (events: HarnessEvent[]) => events.map((e) => e.type)
 

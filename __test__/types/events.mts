@@ -1,7 +1,7 @@
 // Compiled, never run (`pnpm test:types`). Each `@ts-expect-error` proves that narrowing really
 // narrows: if a type widened to `any` or `unknown`, the directive would be unused and tsc fails.
 import { runTurn, runUtility, setLogger, UtilityError } from '@rennet/codex'
-import type { HarnessEvent, LogRecord, NativeItem, TerminalEvent } from '@rennet/codex'
+import type { FailureCode, HarnessEvent, LogRecord, NativeItem, TerminalEvent } from '@rennet/codex'
 import codex from '@rennet/codex'
 import { toStandardJsonSchema } from '@valibot/to-json-schema'
 import { type } from 'arktype'
@@ -22,6 +22,15 @@ export function describe(event: HarnessEvent): string {
       return event.failure ? `${event.failure.source}/${event.failure.code}: ${event.failure.message}` : event.status
     case 'usage':
       return String(event.turn.total)
+    case 'turnCompleted': {
+      // The outcome before the child is gone: the same shape as the terminal, codes included.
+      const code: FailureCode | undefined = event.failure?.code
+      // @ts-expect-error failure codes are the contract's, not any string
+      const typo: FailureCode = 'CODEX_NOT_FOUD'
+      return `${event.status} ${code ?? ''} ${typo}`
+    }
+    case 'started':
+      return event.turnKey
     default:
       // @ts-expect-error not every remaining event carries `delta`
       return event.delta

@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         let run = async {
             let terminal = tokio::time::timeout(
                 Duration::from_secs(5),
-                drive(bytes, tokio::io::sink(), process, &options, "/bin/codex", &stream),
+                drive(bytes, tokio::io::sink(), process, &options, "/bin/codex", "t-fuzz", &stream),
             )
             .await
             .expect("the runner ended");

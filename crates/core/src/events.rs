@@ -67,20 +67,67 @@ pub enum DiagnosticSource {
 #[derive(Serialize, Debug)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum HarnessEvent {
-    Started { pid: u32, codex_path: String, codex_version: Option<String>, user_agent: String },
-    ThreadStarted { thread_id: String, resumed: bool },
-    TurnStarted { thread_id: String, turn_id: String },
-    ItemStarted { item: Box<RawValue> },
-    ItemCompleted { item: Box<RawValue> },
-    MessageDelta { item_id: String, delta: String },
-    ReasoningDelta { item_id: String, delta: String, part: ReasoningPart, index: i64 },
-    CommandOutput { item_id: String, delta: String },
-    Usage { turn: Usage, thread: Usage, context_window: Option<i64> },
-    Retrying { message: String, codex_error_info: Value },
-    ServerRequest { method: String, id: Value, reply: ReplyKind },
-    Native { method: String, params: Box<RawValue> },
-    Passthrough { reason: PassthroughReason, message: Box<RawValue> },
-    Diagnostic { source: DiagnosticSource, line: String },
+    Started {
+        turn_key: String,
+        pid: u32,
+        codex_path: String,
+        codex_version: Option<String>,
+        user_agent: String,
+    },
+    ThreadStarted {
+        thread_id: String,
+        resumed: bool,
+    },
+    TurnStarted {
+        thread_id: String,
+        turn_id: String,
+    },
+    ItemStarted {
+        item: Box<RawValue>,
+    },
+    ItemCompleted {
+        item: Box<RawValue>,
+    },
+    MessageDelta {
+        item_id: String,
+        delta: String,
+    },
+    ReasoningDelta {
+        item_id: String,
+        delta: String,
+        part: ReasoningPart,
+        index: i64,
+    },
+    CommandOutput {
+        item_id: String,
+        delta: String,
+    },
+    Usage {
+        turn: Usage,
+        thread: Usage,
+        context_window: Option<i64>,
+    },
+    Retrying {
+        message: String,
+        codex_error_info: Value,
+    },
+    ServerRequest {
+        method: String,
+        id: Value,
+        reply: ReplyKind,
+    },
+    Native {
+        method: String,
+        params: Box<RawValue>,
+    },
+    Passthrough {
+        reason: PassthroughReason,
+        message: Box<RawValue>,
+    },
+    Diagnostic {
+        source: DiagnosticSource,
+        line: String,
+    },
     /// The server completed the turn: what the terminal event will say. The terminal follows
     /// once the child and everything it started are gone.
     TurnCompleted(Terminal),

@@ -55,7 +55,11 @@ pub fn drain(
     let mut secrets: Vec<String> = secrets.iter().filter(|s| s.len() >= MIN_SECRET_LEN).cloned().collect();
     // Longest first, so that a secret containing another is replaced whole.
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    tokio::spawn(read_lines(stderr, log.clone(), secrets, on_line));
+    // Its lines are logged in the context of whoever started the child (a turn's span).
+    tokio::spawn(tracing::Instrument::instrument(
+        read_lines(stderr, log.clone(), secrets, on_line),
+        tracing::Span::current(),
+    ));
     log
 }
 

@@ -21,10 +21,12 @@ use crate::stream::EventStream;
 use crate::transport::FrameReader;
 use ending::Ending;
 use serde_json::json;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tracing::field::Empty;
+use tracing::Instrument;
 
 /// stderr lines forwarded as `diagnostic` events; later lines only reach the tail and logs.
 pub const MAX_STDERR_EVENTS: usize = 200;
@@ -39,6 +41,7 @@ pub async fn drive<R, W, P>(
     mut process: P,
     options: &TurnOptions,
     codex_path: &str,
+    turn_key: &str,
     stream: &EventStream,
 ) -> Terminal
 where
@@ -47,7 +50,8 @@ where
     P: ServerProcess,
 {
     let conn = Connection::new(FrameReader::new(reader), writer);
-    let mut session = script::Session::new(conn, options, stream, process.pid(), codex_path);
+    let started = script::Started { turn_key, pid: process.pid(), codex_path };
+    let mut session = script::Session::new(conn, options, stream, started);
     let ending = session.run().await;
 
     // Before stdin closes: the server exits on EOF and its orphans leave its tree.
@@ -69,17 +73,32 @@ where
     ending::terminal(ending, &session.state, options.output_schema.is_some(), session.abort_seen, exit)
 }
 
-/// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
-pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
-    let terminal = start_and_drive(&options, &stream).await;
-    // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
-    let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
-    let code = terminal.failure.as_ref().map(|f| f.code.as_str());
-    tracing::info!(status = status.as_str(), cancellation = cancellation.as_str(), code, "turn ended");
-    stream.finish(terminal);
+/// A short id of a turn, unique in this process: in its `started` event and in every log
+/// record it produces, so that an app can tell turns apart in its own logs.
+fn turn_key() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Terminal {
+/// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
+/// Everything it logs carries the turn's context (a span): its key, then the child's pid and
+/// the thread and turn ids once they are known.
+pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
+    let key = turn_key();
+    let span = tracing::info_span!("turn", turnKey = %key, pid = Empty, threadId = Empty, turnId = Empty);
+    async move {
+        let terminal = start_and_drive(&options, &stream, &key).await;
+        // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
+        let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
+        let code = terminal.failure.as_ref().map(|f| f.code.as_str());
+        tracing::info!(status = status.as_str(), cancellation = cancellation.as_str(), code, "turn ended");
+        stream.finish(terminal);
+    }
+    .instrument(span)
+    .await
+}
+
+async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_key: &str) -> Terminal {
     if stream.abort_requested() {
         // Aborted before it began (an already-aborted signal): nothing to start.
         return Terminal::killed_before_start();
@@ -117,6 +136,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
     let mut child = match spawned {
         Ok(child) => {
             // The program only: argv may carry MCP header values, and env values are secrets.
+            tracing::Span::current().record("pid", child.pid());
             tracing::info!(program = %spec.program.display(), pid = child.pid(), "codex app-server started");
             child
         }
@@ -133,7 +153,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>) -> Te
         }
     };
     let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
-    drive(stdout, stdin, child, options, &launch.codex_path, stream).await
+    drive(stdout, stdin, child, options, &launch.codex_path, turn_key, stream).await
 }
 
 /// The child to start: its launch, and `app-server` with the arguments the options call for.

@@ -26,13 +26,20 @@ use tokio::time::Instant;
 /// Pages read of a paginated list before the answer counts as endless.
 const MAX_PAGES: usize = 100;
 
+/// What the `started` event says besides the server's own answer.
+pub(super) struct Started<'a> {
+    pub turn_key: &'a str,
+    pub pid: u32,
+    pub codex_path: &'a str,
+}
+
 pub(super) struct Session<'a, R, W> {
     conn: Connection<R, W>,
     options: &'a TurnOptions,
     stream: &'a EventStream,
-    /// For the `started` event.
-    pid: u32,
-    codex_path: &'a str,
+    started: Started<'a>,
+    /// The turn id is in the turn's log context.
+    turn_id_logged: bool,
     pub(super) state: TurnState,
     pub(super) abort_seen: bool,
     interrupt_deadline: Option<Instant>,
@@ -61,15 +68,14 @@ where
         conn: Connection<R, W>,
         options: &'a TurnOptions,
         stream: &'a EventStream,
-        pid: u32,
-        codex_path: &'a str,
+        started: Started<'a>,
     ) -> Self {
         Session {
             conn,
             options,
             stream,
-            pid,
-            codex_path,
+            started,
+            turn_id_logged: false,
             state: TurnState::default(),
             abort_seen: false,
             interrupt_deadline: None,
@@ -96,8 +102,9 @@ where
     async fn script(&mut self) -> Result<Ending, Ending> {
         let init = self.call(&Initialize::ours()).await?;
         self.stream.push(&HarnessEvent::Started {
-            pid: self.pid,
-            codex_path: self.codex_path.to_string(),
+            turn_key: self.started.turn_key.to_string(),
+            pid: self.started.pid,
+            codex_path: self.started.codex_path.to_string(),
             codex_version: crate::protocol::version_from_user_agent(&init.user_agent),
             user_agent: init.user_agent,
         });
@@ -154,6 +161,7 @@ where
         }
         let thread: ThreadResult = ending::parse_result(method, &raw)?;
         let thread_id = thread.thread.id;
+        tracing::Span::current().record("threadId", thread_id.as_str());
         self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread_id.clone(), resumed });
         self.update_state(|state, out| state.set_thread(thread_id.clone(), out));
         Ok(thread_id)
@@ -233,6 +241,12 @@ where
     fn update_state(&mut self, f: impl FnOnce(&mut TurnState, &mut Vec<HarnessEvent>)) {
         let mut out = std::mem::take(&mut self.scratch);
         f(&mut self.state, &mut out);
+        if !self.turn_id_logged {
+            if let Some(turn_id) = self.state.turn_id() {
+                tracing::Span::current().record("turnId", turn_id);
+                self.turn_id_logged = true;
+            }
+        }
         for event in out.drain(..) {
             self.stream.push(&event);
         }

@@ -228,7 +228,7 @@ where
     let process = FakeProcess { exited, exit_code, ended: ended.clone() };
     let terminal = tokio::time::timeout(
         Duration::from_secs(10),
-        drive(client_read, client_write, process, &opts, "/bin/fake-codex", &stream),
+        drive(client_read, client_write, process, &opts, "/bin/fake-codex", "t-test", &stream),
     )
     .await
     .expect("the turn ended");
@@ -299,6 +299,7 @@ async fn happy_turn_streams_events_and_completes() {
     completed["type"] = json!("terminal");
     assert_eq!(completed, r.terminal);
     assert_eq!(r.events[0]["pid"], 4242);
+    assert_eq!(r.events[0]["turnKey"], "t-test");
     assert_eq!(r.events[0]["codexVersion"], "0.171.0");
     assert_eq!(
         r.events[3],

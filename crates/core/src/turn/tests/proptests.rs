@@ -407,7 +407,7 @@ fn play(script: Script) -> Outcome {
         .unwrap();
         let terminal = tokio::time::timeout(
             Duration::from_secs(10),
-            drive(client_read, client_write, process, &opts, "/bin/fake-codex", &stream),
+            drive(client_read, client_write, process, &opts, "/bin/fake-codex", "t-test", &stream),
         )
         .await
         .expect("the runner ended within 10 s");
