@@ -81,7 +81,7 @@ async function prepare(run: Run): Promise<Ready> {
     }
     return SLEEPS.every((s) => sleeps[s] !== undefined)
   }
-  if (!(await eventually(allRun, READY_MS, 100))) {
+  if (!(await eventually(allRun, READY_MS, 250))) {
     throw new Error(`the command's sleeps never all ran: found ${JSON.stringify(sleeps)}; events ${JSON.stringify(host.events.map((e) => e.type))}`)
   }
   const child = host.started()!.pid
