@@ -46,10 +46,25 @@ export const AGENT = '{"id":1,"result":{"userAgent":"rennet/0.171.0 (fake)","cod
 export interface FakeOptions {
   /** What `--version` prints (default `codex-cli 0.171.0`). */
   version?: string
+  /** Shell code run for `--version` before it prints the version. */
+  onVersion?: string
   /** Shell code run after the initialize line was read (default: answer it). */
   handshake?: string
+  /** Shell code run for `codex --disable plugins mcp list --json` (default: print no server). */
+  mcpList?: string
   /** The `#!` line (default `#!/bin/sh`). */
   shebang?: string
+}
+
+/** The file the writers of `Sandbox.writers` append to. */
+const WRITES = 'writes.log'
+
+/** What `Sandbox.writers` recorded: the process that started them, the writers, its tree marker. */
+export interface Writers {
+  pid: number
+  writers: number[]
+  /** `RENNET_CODEX_TREE` of the process ('' when it has none: a login shell). */
+  marker: string
 }
 
 export class Sandbox {
@@ -90,6 +105,7 @@ me=$0
 case "$1" in
   --version)
     echo "$me --version" >> '${this.log}'
+    ${fake.onVersion ?? ':'}
     printf '%s\\n' '${version}'
     exit 0 ;;
   app-server)
@@ -101,6 +117,10 @@ case "$1" in
     esac
     ${handshake}
     while IFS= read -r line; do :; done
+    exit 0 ;;
+  --disable)
+    echo "$me $*" >> '${this.log}'
+    ${fake.mcpList ?? "echo '[]'"}
     exit 0 ;;
 esac
 echo "unexpected arguments: $*" >&2
@@ -126,6 +146,49 @@ export PATH
 echo bye
 `,
     )
+  }
+
+  /**
+   * Shell code that starts background writers named `name`, each appending a line to
+   * `writes.log` in the sandbox every 20 ms: one in the caller's process group and, with
+   * `session`, a second one in a session of its own (`setsid`). Then it records the caller's
+   * pid, the writers' pids and the caller's tree marker in `<name>.pids` (see `started`).
+   */
+  writers(name: string, { session = false } = {}): string {
+    const quiet = `>/dev/null 2>&1 </dev/null &`
+    // The loop gets the log's path as $0, so that it can be quoted once for `sh -c`.
+    const loop = (tag: string) => `'while :; do echo ${tag} >> "$0"; sleep 0.02; done' '${this.path(WRITES)}'`
+    const pids = this.path(`${name}.pids`)
+    return [
+      `sh -c ${loop(name)} ${quiet}`,
+      'w=$!',
+      ...(session ? [`setsid sh -c ${loop(`${name}-session`)} ${quiet}`, 'w="$w,$!"'] : []),
+      `printf '{"pid":%s,"writers":[%s],"marker":"%s"}\\n' "$$" "$w" "\${RENNET_CODEX_TREE:-}" > '${pids}.tmp'`,
+      `mv '${pids}.tmp' '${pids}'`,
+    ].join('\n')
+  }
+
+  /** What `writers(name)` recorded, once it did and each of its writers has written. */
+  started(name: string): Writers | null {
+    let text: string
+    try {
+      text = readFileSync(this.path(`${name}.pids`), 'utf8')
+    } catch {
+      return null
+    }
+    const recorded = JSON.parse(text) as Writers
+    const lines = this.writes().split('\n')
+    const wrote = (tag: string) => lines.includes(tag)
+    return wrote(name) && (recorded.writers.length === 1 || wrote(`${name}-session`)) ? recorded : null
+  }
+
+  /** Everything the writers wrote so far. */
+  writes(): string {
+    try {
+      return readFileSync(this.path(WRITES), 'utf8')
+    } catch {
+      return ''
+    }
   }
 
   /** Calls logged for `path` (`--version`, `app-server`). */

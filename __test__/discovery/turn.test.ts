@@ -1,13 +1,14 @@
 // runTurn without codexPath: the turn runs the Codex that discovery selects (here the fake
 // app-server, named by RENNET_CODEX_BIN or found on PATH), ends with CODEX_NOT_FOUND and the
 // candidate report when nothing passes, runs inside a WSL distribution through a stand-in
-// wsl.exe, and can be aborted while discovery is still probing.
-import { readFileSync, symlinkSync } from 'node:fs'
+// wsl.exe, and can be aborted while discovery is still probing (each phase: abort.test.ts).
+import { existsSync, readFileSync, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import { runTurn, type RunTurnOptions, type TerminalEvent } from '../../index.js'
 import { collect, FAKE, FakeLog, within } from '../support/fake.js'
+import { eventually } from '../support/procs.js'
 import { sandboxPerTest } from './fakes.js'
 
 const sandbox = sandboxPerTest()
@@ -123,7 +124,8 @@ exec "$@"
       signal: controller.signal,
       env: sb.env({ SHELL: shell, RENNET_CODEX_BIN: FAKE, PATH: NODE_PATH, RENNET_LOGIN_SHELL_TIMEOUT_MS: '20000', FAKE_LOG: log.path }),
     })
-    await new Promise((r) => setTimeout(r, 300))
+    // Waits for the fact, not for a while: the login shell runs.
+    expect(await eventually(() => existsSync(sb.path('shell.pid')), 20_000)).toBe(true)
     const started = Date.now()
     controller.abort()
     const events = await within(collect(turn), 2000, 'events')

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { HarnessEvent, RunTurnOptions } from '../../index.js'
-import { allProcesses, eventually, isAlive } from '../support/procs.js'
+import { allProcesses, eventually, isAlive, psProcesses } from '../support/procs.js'
 
 const HOST = resolve(__dirname, '../fixtures/host.mjs')
 
@@ -53,10 +53,28 @@ export class Host {
     }
   }
 
-  /** The host-death guard this host started, while it runs. */
+  /** The host-death guard this host started, while it runs (from /proc on Linux, else `ps`). */
   guard(): number | null {
-    const guard = allProcesses().find((p) => p.ppid === this.pid && commandOf(p.pid).endsWith('rennet-codex-guard'))
+    const guard =
+      process.platform === 'linux'
+        ? allProcesses().find((p) => p.ppid === this.pid && commandOf(p.pid).endsWith('rennet-codex-guard'))
+        : psProcesses().find((p) => p.ppid === this.pid && /rennet-codex-guard( |$)/.test(p.args))
     return guard?.pid ?? null
+  }
+
+  /**
+   * The host's marker (Linux): the guard is started with it as its one argument, and every
+   * child of this host carries `RENNET_CODEX_TREE=<marker>-<n>` in its environment.
+   */
+  marker(guard: number): string {
+    const marker = argvOf(guard)[1]
+    if (!marker?.startsWith(`${this.pid}-`)) throw new Error(`the guard ${guard} was not started with this host's marker: ${argvOf(guard)}`)
+    return marker
+  }
+
+  /** The `started` event of the host's turn, once it came. */
+  started(): Extract<HarnessEvent, { type: 'started' }> | undefined {
+    return this.events.find((e): e is Extract<HarnessEvent, { type: 'started' }> => e.type === 'started')
   }
 
   /** Ends the host as its `death` says; resolves when it is gone (or, for `worker`, its worker). */
@@ -93,13 +111,18 @@ export class Host {
   }
 }
 
+/** The argv of a process (Linux; [] once it is gone). */
+export function argvOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1)
+  } catch {
+    return []
+  }
+}
+
 /** argv[0] of a process ('' once it is gone). */
 export function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]
-  } catch {
-    return ''
-  }
+  return argvOf(pid)[0] ?? ''
 }
 
 /** Which of `pids` still run. */

@@ -1,5 +1,8 @@
 // Process-tree evidence for tests: which processes are still alive in a process group, or
-// below a pid. Reads /proc (Linux), which is where the suites run.
+// below a pid. Reads /proc (Linux), which is where the suites run; `psProcesses` and
+// `isRunning` answer the same from `ps` and `process.kill(pid, 0)` where there is no /proc
+// (macOS).
+import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 
 interface ProcStat {
@@ -77,4 +80,54 @@ export function liveWithMarker(marker: string, { prefix = false } = {}): number[
 /** How many file descriptors this process has open. */
 export function openFds(): number {
   return readdirSync('/proc/self/fd').length
+}
+
+/** A process as `ps` lists it. */
+export interface PsEntry {
+  pid: number
+  ppid: number
+  pgid: number
+  /** `ps`'s STAT column: `Z…` for a zombie. */
+  stat: string
+  /** The command line, arguments joined by spaces. */
+  args: string
+}
+
+/** Every process, from `ps` (for systems without /proc; the same columns on Linux and macOS). */
+export function psProcesses(): PsEntry[] {
+  const text = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,args='], { encoding: 'utf8' })
+  const out: PsEntry[] = []
+  for (const line of text.split('\n')) {
+    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s?(.*)$/.exec(line)
+    if (m) out.push({ pid: Number(m[1]), ppid: Number(m[2]), pgid: Number(m[3]), stat: m[4], args: m[5] })
+  }
+  return out
+}
+
+/**
+ * Whether `pid` exists and is not a zombie, without /proc: `process.kill(pid, 0)` (which also
+ * answers for zombies, and works on Windows), then, on Unix, `ps` for the zombie state.
+ */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch (e) {
+    // EPERM: it exists, as another user's process.
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false
+  }
+  if (process.platform === 'win32') return true
+  try {
+    const stat = execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim()
+    return stat !== '' && !stat.startsWith('Z')
+  } catch {
+    // ps exits 1 when the pid is not there (any more).
+    return false
+  }
+}
+
+/** Live (not zombie) processes of process group `pgid`, from `ps`. */
+export function runningInGroup(pgid: number): number[] {
+  return psProcesses()
+    .filter((p) => p.pgid === pgid && !p.stat.startsWith('Z'))
+    .map((p) => p.pid)
 }
