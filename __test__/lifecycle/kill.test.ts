@@ -1,7 +1,8 @@
 // Prompt kill: once the interrupt grace has passed (or at once, before the turn has an id) the
 // child's tree is killed without waiting for it any further, even when the child ignores
 // `turn/interrupt`, end-of-file on its stdin and SIGTERM. The fake app-server plays such a
-// child and logs every SIGTERM it gets.
+// child. (Whether the child saw the SIGTERM before the SIGKILL 50 ms later depends on when it
+// gets to run, so the test does not ask.)
 //
 // The issue's targets (terminal within grace + 250 ms; grace + at most 100 ms at the median) are
 // measured by `pnpm bench` (`abortWedged`), not here: a test must hold on a loaded 2-core
@@ -23,7 +24,7 @@ const GRACE_MS = 500
 const KILLED_WITHIN_MS = GRACE_MS + 1500
 
 describe('a child that ignores the interrupt, stdin EOF and SIGTERM', () => {
-  it('is killed once the grace has passed: cancelled/killed, SIGTERM then gone', async () => {
+  it('is killed once the grace has passed: cancelled/killed, and gone', async () => {
     const run = fakeTurn('hang', { fake: WEDGED, interruptGraceMs: GRACE_MS })
     let abortedAt = 0
     let terminalAt = 0
@@ -48,7 +49,6 @@ describe('a child that ignores the interrupt, stdin EOF and SIGTERM', () => {
     expect(terminal.turnId).not.toBeNull()
     // The polite way was tried first, and ignored.
     expect(run.log.requests('turn/interrupt')).toHaveLength(1)
-    expect(run.log.events('sigterm').length, 'the child was sent SIGTERM').toBeGreaterThanOrEqual(1)
     expect(run.log.events('exit'), 'the child never left by itself').toEqual([])
     await expectNothingLeft(run)
     expect(took, `abort → terminal ${took} ms`).toBeLessThan(KILLED_WITHIN_MS)
