@@ -30,6 +30,7 @@ import { eventually } from '../support/procs.js'
 import { runRealTurn, usageOf } from '../real/harness.js'
 
 const STDIO_SERVER = resolve(__dirname, '../fixtures/mcp/stdio-server.mjs')
+const CODEX_WITHOUT_THREAD_CONFIG = resolve(__dirname, '../fixtures/codex-without-thread-config.mjs')
 
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -187,6 +188,25 @@ describe(`compatibility scenarios (codex-cli ${codexUnderTest().version})`, () =
     expect(project.starts()).toEqual([])
     // Nothing was granted.
     expect(r.of('serverRequest').filter((e) => e.reply !== 'methodError')).toEqual([])
+  })
+
+  it('read-only: a Codex that does not disable the servers for the thread fails closed before the turn (the control)', async () => {
+    const user = ambientServer('user_tools')
+    const project = ambientServer('project_tools')
+    const r = await runRealTurn({
+      prompt: 'Write a file.',
+      codexConfig: user.toml,
+      projectConfig: project.toml,
+      extra: { access: 'readOnly' },
+      wrapper: CODEX_WITHOUT_THREAD_CONFIG,
+      scenario: [messageResponse('never asked')],
+    })
+    expect(r.terminal).toMatchObject({ status: 'failed', failure: { source: 'jsonrpc', code: 'ISOLATION_NOT_CONFIRMED' } })
+    const report = (r.terminal.failure?.detail as { report: { notDisabled: { name: string }[] } }).report
+    expect(report.notDisabled.map((s) => s.name).sort()).toEqual(['project_tools', 'user_tools'])
+    // The turn never started: the model was never asked.
+    expect(r.mock.requests).toEqual([])
+    expect(r.of('turnStarted')).toEqual([])
   })
 
   it('mcp-policy: only the requested loopback MCP server runs; the one the user configured never starts', async () => {

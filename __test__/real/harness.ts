@@ -45,6 +45,11 @@ export interface RealTurnOptions {
   env?: Record<string, string>
   /** Extra runTurn options (merged last). */
   extra?: Partial<RunTurnOptions>
+  /**
+   * An executable that runs the Codex under test itself (named by RENNET_TEST_WRAPPED_CODEX in
+   * its environment), given to runTurn as `codexPath` instead.
+   */
+  wrapper?: string
   /** Runs before runTurn(), with the Codex home, cwd and mock in place (e.g. to snapshot them). */
   beforeTurn?: (setup: { home: CodexHome; cwd: GitCwd; mock: MockServer }) => void
   /** Runs synchronously right after runTurn() returned, before iterating. */
@@ -163,11 +168,12 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
   let watchdogFired = false
   try {
     options.beforeTurn?.({ home, cwd, mock })
+    const wrapped = options.wrapper ? { RENNET_TEST_WRAPPED_CODEX: home.codexPath } : {}
     const turn = runTurn({
       prompt: options.prompt ?? 'Say hello.',
       cwd: cwd.path,
-      codexPath: home.codexPath,
-      env: { ...home.env, [MARK_VAR]: mark, ...options.env },
+      codexPath: options.wrapper ?? home.codexPath,
+      env: { ...home.env, [MARK_VAR]: mark, ...wrapped, ...options.env },
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
@@ -227,7 +233,7 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
       expect(started.pid).toBeGreaterThan(0)
       const { version } = codexUnderTest()
       expect(started.codexVersion).toBe(version)
-      expect(started.codexPath).toBe(home.codexPath)
+      expect(started.codexPath).toBe(options.wrapper ?? home.codexPath)
       expect(started.userAgent.startsWith(`rennet/${version} `), started.userAgent).toBe(true)
       if (startedPgrp !== null) expect(startedPgrp, 'started.pid leads its own process group').toBe(started.pid)
       const threadIdx = events.findIndex((e) => e.type === 'threadStarted')

@@ -68,14 +68,10 @@ pub fn configured_servers(config_read: &Value) -> Result<Vec<String>, Failure> {
     }
 }
 
-/// `thread/start.config` that disables every configured server except the requested ones.
-/// Per-name `enabled = false` (no transport keys) is the form Codex merges safely.
-pub fn thread_config(configured: &[String], requested: &[String]) -> Value {
-    let servers: Map<String, Value> = configured
-        .iter()
-        .filter(|name| !requested.contains(name))
-        .map(|name| (name.clone(), json!({"enabled": false})))
-        .collect();
+/// `thread/start.config` that disables every configured server. Per-name `enabled = false`
+/// (no transport keys) is the form Codex merges safely.
+pub fn thread_config(configured: &[String]) -> Value {
+    let servers: Map<String, Value> = configured.iter().map(|name| (name.clone(), json!({"enabled": false}))).collect();
     json!({"mcp_servers": servers})
 }
 
@@ -92,10 +88,14 @@ pub fn check_thread(result: &Value) -> Result<(), Failure> {
     ))
 }
 
-/// Every listed feature that we disable must be off. A feature the binary does not list is
-/// absent, which is fine.
-pub fn check_features(features: &[Value]) -> Result<(), Failure> {
-    let mut still_on = Vec::new();
+/// The feature report must list features, and every feature this package switches off that it
+/// lists must be off. Returns the switched-off features it does not list: ones this version of
+/// Codex does not have.
+pub fn check_features(features: &[Value]) -> Result<Vec<&'static str>, Failure> {
+    if features.is_empty() {
+        return Err(not_confirmed("experimentalFeature/list reported no features", json!({"features": []})));
+    }
+    let mut listed = Vec::with_capacity(features.len());
     for feature in features {
         let (Some(name), Some(enabled)) =
             (feature.get("name").and_then(Value::as_str), feature.get("enabled").and_then(Value::as_bool))
@@ -105,40 +105,52 @@ pub fn check_features(features: &[Value]) -> Result<(), Failure> {
                 feature.clone(),
             ));
         };
-        if enabled && CODEX_DISABLED_FEATURES.contains(&name) {
-            still_on.push(name.to_string());
-        }
+        listed.push((name, enabled));
     }
+    let still_on: Vec<&str> =
+        listed.iter().filter(|(n, on)| *on && CODEX_DISABLED_FEATURES.contains(n)).map(|f| f.0).collect();
+    let absent: Vec<&'static str> =
+        CODEX_DISABLED_FEATURES.iter().copied().filter(|name| !listed.iter().any(|(n, _)| n == name)).collect();
     if still_on.is_empty() {
-        Ok(())
+        Ok(absent)
     } else {
-        Err(not_confirmed(format!("features still enabled: {}", still_on.join(", ")), json!({"enabled": still_on})))
+        Err(not_confirmed(
+            format!("features still enabled: {}", still_on.join(", ")),
+            json!({"enabled": still_on, "notListed": absent}),
+        ))
     }
 }
 
-/// Every MCP server, plugin servers included, must be `disabled` for the thread, except the
-/// requested ones.
-pub fn check_servers(servers: &[Value], requested: &[String]) -> Result<(), Failure> {
-    let mut offending = Vec::new();
+/// Every MCP server must be reported `disabled` for the thread — plugin servers, which the
+/// configuration does not name, included — and every server of the effective configuration
+/// must be in the report: silence is not a confirmation.
+pub fn check_servers(servers: &[Value], configured: &[String]) -> Result<(), Failure> {
+    let mut not_disabled = Vec::new();
+    let mut reported = Vec::with_capacity(servers.len());
     for server in servers {
         let Some(name) = server.get("name").and_then(Value::as_str) else {
             return Err(not_confirmed("mcpServerStatus/list returned an entry without a name", server.clone()));
         };
-        if requested.iter().any(|r| r == name) {
-            continue;
-        }
-        let status = server.get("runtimeStatus").and_then(Value::as_str);
-        if status != Some("disabled") {
-            offending.push(
+        reported.push(name);
+        if server.get("runtimeStatus").and_then(Value::as_str) != Some("disabled") {
+            not_disabled.push(
                 json!({"name": name, "runtimeStatus": server.get("runtimeStatus"), "pluginId": server.get("pluginId")}),
             );
         }
     }
-    if offending.is_empty() {
-        Ok(())
-    } else {
-        Err(not_confirmed("MCP servers not disabled for the thread", Value::Array(offending)))
+    let missing: Vec<&String> = configured.iter().filter(|name| !reported.contains(&name.as_str())).collect();
+    if not_disabled.is_empty() && missing.is_empty() {
+        return Ok(());
     }
+    let mut problems = Vec::new();
+    if !not_disabled.is_empty() {
+        problems.push(format!("{} MCP server(s) not disabled for the thread", not_disabled.len()));
+    }
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|n| n.as_str()).collect();
+        problems.push(format!("configured MCP server(s) missing from the status report: {}", names.join(", ")));
+    }
+    Err(not_confirmed(problems.join("; "), json!({"notDisabled": not_disabled, "missing": missing})))
 }
 
 /// The entries of one page of a paginated list result, and the cursor of the next page.
@@ -173,28 +185,43 @@ mod tests {
     }
 
     #[test]
-    fn features_must_be_off_and_unknown_ones_are_fine() {
+    fn features_must_be_listed_and_off() {
         let ok = [json!({"name": "plugins", "enabled": false}), json!({"name": "shell_tool", "enabled": true})];
-        assert!(check_features(&ok).is_ok());
+        let absent = check_features(&ok).unwrap();
+        assert!(absent.contains(&"hooks") && !absent.contains(&"plugins"), "{absent:?}");
         let bad = [json!({"name": "hooks", "enabled": true})];
         let failure = check_features(&bad).unwrap_err();
         assert_eq!(failure.detail["report"]["enabled"], json!(["hooks"]));
+        assert!(failure.detail["report"]["notListed"].as_array().unwrap().contains(&json!("plugins")));
         assert!(check_features(&[json!({"name": "hooks"})]).is_err());
+        // Silence is no confirmation.
+        assert_eq!(check_features(&[]).unwrap_err().code, Code::IsolationNotConfirmed);
     }
 
     #[test]
-    fn servers_must_be_disabled_except_requested() {
-        let servers =
-            [json!({"name": "a", "runtimeStatus": "disabled"}), json!({"name": "mine", "runtimeStatus": "connected"})];
-        assert!(check_servers(&servers, &["mine".into()]).is_ok());
-        assert!(check_servers(&servers, &[]).is_err());
-        assert!(check_servers(&[json!({"name": "p", "runtimeStatus": null, "pluginId": "x"})], &[]).is_err());
+    fn every_server_must_be_reported_and_disabled() {
+        let configured = ["a".to_string(), "b".to_string()];
+        let both =
+            [json!({"name": "a", "runtimeStatus": "disabled"}), json!({"name": "b", "runtimeStatus": "disabled"})];
+        assert!(check_servers(&both, &configured).is_ok());
+        // b is configured but not reported.
+        let failure = check_servers(&both[..1], &configured).unwrap_err();
+        assert_eq!(failure.detail["report"]["missing"], json!(["b"]));
+        assert!(failure.message.contains("missing from the status report: b"), "{}", failure.message);
+        // A plugin server the configuration does not name, still running.
+        let plugin =
+            [both[0].clone(), both[1].clone(), json!({"name": "p", "runtimeStatus": "connected", "pluginId": "x@y"})];
+        let failure = check_servers(&plugin, &configured).unwrap_err();
+        assert_eq!(failure.detail["report"]["notDisabled"][0]["pluginId"], "x@y");
+        // Without runtimeStatus (a Codex before 0.150): not confirmed.
+        assert!(check_servers(&[json!({"name": "a"}), both[1].clone()], &configured).is_err());
+        assert!(check_servers(&[json!({"runtimeStatus": "disabled"})], &[]).is_err());
     }
 
     #[test]
     fn thread_config_disables_by_name() {
-        let config = thread_config(&["a.b".into(), "mine".into()], &["mine".into()]);
-        assert_eq!(config, json!({"mcp_servers": {"a.b": {"enabled": false}}}));
+        let config = thread_config(&["a.b".into(), "c".into()]);
+        assert_eq!(config, json!({"mcp_servers": {"a.b": {"enabled": false}, "c": {"enabled": false}}}));
         assert_eq!(configured_servers(&json!({"config": {"mcp_servers": {"x": {}}}})).unwrap(), vec!["x"]);
         assert!(configured_servers(&json!({"config": {}})).unwrap().is_empty());
         assert!(configured_servers(&json!({"config": {"mcp_servers": 3}})).is_err());

@@ -147,6 +147,13 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     if raw.request_timeout_ms == Some(0) {
         return Err(invalid("options.requestTimeoutMs must be greater than 0"));
     }
+    if raw.access == Some(Access::ReadOnly) && raw.mcp.as_ref().is_some_and(|p| !p.servers.is_empty()) {
+        return Err(invalid(
+            "options.mcp.servers must be empty with access 'readOnly': a read-only turn runs with every MCP server \
+             disabled (and Codex refuses MCP tool calls in a read-only sandbox under approval 'never'); use access 'full' \
+             for MCP servers",
+        ));
+    }
     let thread_cwd = match &raw.locus {
         None => raw.cwd.clone(),
         Some(locus) if locus.wsl.distro.trim().is_empty() => {
@@ -209,6 +216,10 @@ mod tests {
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","env":{"A":1}}"#).starts_with("options.env.A:"));
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","mcp":{"servers":{"a":{}}}}"#).starts_with("options.mcp.servers.a"));
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","requestTimeoutMs":0}"#).starts_with("options.requestTimeoutMs"));
+        let read_only_mcp =
+            r#"{"prompt":"x","cwd":"/tmp","access":"readOnly","mcp":{"servers":{"t":{"url":"http://127.0.0.1:1/"}}}}"#;
+        assert!(err(read_only_mcp).starts_with("options.mcp.servers must be empty with access 'readOnly'"));
+        assert!(parse(r#"{"prompt":"x","cwd":"/tmp","access":"readOnly","mcp":{"servers":{}}}"#).is_ok());
         // Half of a surrogate pair (a string cut through an emoji): named plainly.
         for json in [r#"{"prompt":"x","cwd":"/tmp\ud83d"}"#, r#"{"prompt":"x","cwd":"/tmp","env":{"A":"\ude00x"}}"#] {
             let e = err(json);

@@ -1,17 +1,19 @@
 //! The `codex --version` answer and the range of CLI versions this package supports.
 //!
 //! The runner needs `thread/start` with the `sandbox` mode string and `turn/start` with
-//! `sandboxPolicy`, `approvalPolicy` and `outputSchema`. The floor is 0.150.0: above the last
-//! breaking protocol changes peers recorded (0.143.0 retired the `on-failure` approval value
-//! and re-tagged `DynamicToolSpec`; 0.149.x added ten notifications). Only 0.171.0, the pinned
-//! devDependency, was exercised here; nothing older was available to test, so raise the floor
-//! when a release between the two turns out to lack a field. Releases newer than the tested
-//! one are accepted (app-server keeps its stable surface compatible) and only logged.
+//! `sandboxPolicy`, `approvalPolicy` and `outputSchema`, and a read-only turn needs
+//! `mcpServerStatus/list` to report `runtimeStatus`. The range from 0.150.0 to the pinned
+//! 0.171.0 is proven by the compatibility suite (`pnpm compat`: every release in it passed every
+//! scenario); 0.149.1 and older fail its read-only scenario. Releases newer than the tested one
+//! are accepted (app-server keeps its stable surface compatible) and only logged.
 
 use std::cmp::Ordering;
 use std::fmt;
 
-/// The oldest codex-cli release discovery accepts.
+/// The oldest codex-cli release discovery accepts: the oldest that passes the whole
+/// compatibility suite (`pnpm compat`, every release from here to the pinned one). 0.149.1 and
+/// older report no `runtimeStatus` for MCP servers, so a read-only turn cannot confirm its
+/// isolation there (it fails closed).
 pub const MIN_SUPPORTED_VERSION: &str = "0.150.0";
 /// The newest codex-cli release the test suites ran against (the pinned devDependency).
 pub const MAX_TESTED_VERSION: &str = "0.171.0";

@@ -114,11 +114,9 @@ where
             .await;
 
         let read_only = self.options.access == Access::ReadOnly;
-        let requested: Vec<String> =
-            self.options.mcp.as_ref().map(|p| p.servers.keys().cloned().collect()).unwrap_or_default();
-        let thread_id = self.open_thread(read_only, &requested).await?;
-        if read_only {
-            self.confirm_isolation(&thread_id, &requested).await.map_err(ending::isolation_doubt)?;
+        let (thread_id, configured) = self.open_thread(read_only).await?;
+        if let Some(configured) = configured {
+            self.confirm_isolation(&thread_id, &configured).await.map_err(ending::isolation_doubt)?;
         }
         self.start_turn(&thread_id).await?;
         // The acknowledgement is not a result: the turn ends on `turn/completed` (or a
@@ -131,18 +129,19 @@ where
 
     /// Starts (or resumes) the thread, always read-only: a writable thread sandbox in a git
     /// directory makes the server mark the project trusted in the user's config.toml. Full
-    /// access is granted per turn instead (`sandboxPolicy`).
-    async fn open_thread(&mut self, read_only: bool, requested: &[String]) -> Result<String, Ending> {
+    /// access is granted per turn instead (`sandboxPolicy`). For a read-only turn, also the MCP
+    /// servers of the effective configuration, each disabled for the thread.
+    async fn open_thread(&mut self, read_only: bool) -> Result<(String, Option<Vec<String>>), Ending> {
         let opts = self.options;
-        let config = if read_only {
+        let configured = if read_only {
             // Codex merges configuration layers, so an empty table cannot clear the user's
             // servers: each configured one (project layers included) is disabled by name.
             let config = self.call(&ConfigRead { cwd: &opts.thread_cwd }).await.map_err(ending::isolation_doubt)?;
-            let configured = isolation::configured_servers(&config).map_err(Ending::Failed)?;
-            Some(isolation::thread_config(&configured, requested))
+            Some(isolation::configured_servers(&config).map_err(Ending::Failed)?)
         } else {
             None
         };
+        let config = configured.as_deref().map(isolation::thread_config);
         let thread = ThreadStart {
             cwd: &opts.thread_cwd,
             approval_policy: ApprovalPolicy::Never,
@@ -164,7 +163,7 @@ where
         tracing::Span::current().record("threadId", thread_id.as_str());
         self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread_id.clone(), resumed });
         self.update_state(|state, out| state.set_thread(thread_id.clone(), out));
-        Ok(thread_id)
+        Ok((thread_id, configured))
     }
 
     /// Asks the server, for this thread, whether the isolation holds. The turn starts only

@@ -848,23 +848,43 @@ async fn read_only_turn_confirms_isolation_before_starting() {
 
 #[tokio::test]
 async fn read_only_turn_fails_closed_on_any_doubt() {
-    // (what the server reports, which step) → the turn must never start.
-    let cases: Vec<(&str, Value)> = vec![
+    let features_ok = json!({"data": [{"name": "hooks", "enabled": false}, {"name": "shell_tool", "enabled": true}]});
+    let ambient_ok = json!({"name": "ambient", "runtimeStatus": "disabled"});
+    // (what goes wrong, at which step, with what the server answers there) → the turn must
+    // never start. The configuration names one server, `ambient`.
+    let cases: Vec<(&str, &str, Value)> = vec![
         (
+            "writable thread",
             "thread",
             json!({"thread": {"id": THREAD}, "sandbox": {"type": "dangerFullAccess"}, "approvalPolicy": "never"}),
         ),
-        ("features", json!({"data": [{"name": "hooks", "enabled": true}]})),
-        ("features-error", json!(null)),
-        ("servers", json!({"data": [{"name": "ambient", "runtimeStatus": "connected"}]})),
-        ("servers-shape", json!({"items": []})),
+        ("config/read error", "config-error", Value::Null),
+        ("a feature still on", "features", json!({"data": [{"name": "hooks", "enabled": true}]})),
+        ("no features reported", "features", json!({"data": []})),
+        ("features answered with an error", "features-error", Value::Null),
+        ("the features never answered", "features-silent", Value::Null),
+        ("a server still connected", "servers", json!({"data": [{"name": "ambient", "runtimeStatus": "connected"}]})),
+        ("a configured server not reported", "servers", json!({"data": []})),
+        (
+            "a plugin server running",
+            "servers",
+            json!({"data": [ambient_ok.clone(), {"name": "plug", "runtimeStatus": "starting", "pluginId": "p@m"}]}),
+        ),
+        ("no runtimeStatus (Codex before 0.150)", "servers", json!({"data": [{"name": "ambient"}]})),
+        ("servers of an unexpected shape", "servers", json!({"items": []})),
+        ("a second page that omits the server", "servers-paged", json!({"data": [], "nextCursor": null})),
     ];
-    for (step, report) in cases {
-        let r = run(json!({"access": "readOnly"}), move |mut p| async move {
+    for (what, step, report) in cases {
+        let features_ok = features_ok.clone();
+        let r = run(json!({"access": "readOnly", "requestTimeoutMs": 300}), move |mut p| async move {
             let init = p.expect("initialize").await;
             p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
             p.expect("initialized").await;
             let config = p.expect("config/read").await;
+            if step == "config-error" {
+                p.send(json!({"id": config["id"], "error": {"code": -32603, "message": "config broken"}})).await;
+                return p.until_stdin_closed().await;
+            }
             p.respond(&config, json!({"config": {"mcp_servers": {"ambient": {}}}})).await;
             let thread = p.expect("thread/start").await;
             if step == "thread" {
@@ -882,19 +902,31 @@ async fn read_only_turn_fails_closed_on_any_doubt() {
                 "features-error" => {
                     p.send(json!({"id": features["id"], "error": {"code": -32600, "message": "nope"}})).await
                 }
+                "features-silent" => {}
                 _ => {
-                    p.respond(&features, json!({"data": []})).await;
+                    p.respond(&features, features_ok).await;
                     let servers = p.expect("mcpServerStatus/list").await;
-                    p.respond(&servers, report).await;
+                    if step == "servers-paged" {
+                        p.respond(
+                            &servers,
+                            json!({"data": [{"name": "other", "runtimeStatus": "disabled"}], "nextCursor": "2"}),
+                        )
+                        .await;
+                        let next = p.expect("mcpServerStatus/list").await;
+                        assert_eq!(next["params"]["cursor"], "2");
+                        p.respond(&next, report).await;
+                    } else {
+                        p.respond(&servers, report).await;
+                    }
                 }
             }
             p.until_stdin_closed().await;
         })
         .await;
-        assert_eq!(r.terminal["status"], "failed", "{step}");
-        assert_eq!(r.terminal["failure"]["code"], "ISOLATION_NOT_CONFIRMED", "{step}");
-        assert!(r.terminal["failure"]["detail"]["report"] != Value::Null, "{step}");
-        assert!(r.sent("turn/start").is_empty(), "{step}: turn/start must not be sent");
+        assert_eq!(r.terminal["status"], "failed", "{what}");
+        assert_eq!(r.terminal["failure"]["code"], "ISOLATION_NOT_CONFIRMED", "{what}: {}", r.terminal);
+        assert!(r.terminal["failure"]["detail"]["report"] != Value::Null, "{what}");
+        assert!(r.sent("turn/start").is_empty(), "{what}: turn/start must not be sent");
     }
 }
 
