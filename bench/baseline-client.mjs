@@ -13,6 +13,9 @@
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 
+/** Turns this client started, for their keys (`t1`, `t2`, …). */
+let turns = 0
+
 const CLIENT = { name: 'rennet', title: null, version: '0.1.0' }
 const MAX_STDERR_EVENTS = 200
 const MAX_PREAMBLE_LINES = 20
@@ -187,6 +190,18 @@ function terminal(router, fields) {
   }
 }
 
+/** What a turn the server completed amounts to. */
+function completedFields(router) {
+  const completion = router.completion
+  if (completion.status === 'completed') return { status: 'completed', finalMessage: router.finalMessage() }
+  if (completion.status === 'interrupted') return { status: 'cancelled', cancellation: 'interrupted' }
+  const error = completion.error ?? router.lastError
+  const message = error?.message ?? `the turn ended with status ${completion.status}`
+  return {
+    failure: failure('turn', 'TURN_FAILED', message, { status: completion.status, codexErrorInfo: error?.codexErrorInfo ?? null, additionalDetails: error?.additionalDetails ?? null }),
+  }
+}
+
 const failure = (source, code, message, detail) => ({ source, message, code, ...(detail === undefined ? {} : { detail }) })
 
 /** Close stdin, give the process 1.5 s to exit, then SIGTERM its group, then SIGKILL. */
@@ -316,7 +331,7 @@ export async function* baselineTurn(options) {
         if (method === 'initialize') {
           const userAgent = msg.result.userAgent
           const version = userAgent.split(/\s+/)[0].split('/')[1] || null
-          out.push({ type: 'started', pid: child.pid, codexPath, codexVersion: version, userAgent })
+          out.push({ type: 'started', turnKey: `t${++turns}`, pid: child.pid, codexPath, codexVersion: version, userAgent })
           send({ method: 'initialized' })
           request('thread/start', { cwd: options.cwd, approvalPolicy: 'never', sandbox: 'read-only' })
         } else if (method === 'thread/start') {
@@ -342,6 +357,8 @@ export async function* baselineTurn(options) {
       out.length = 0
       if (router.completion) {
         trace('turnCompleted')
+        // The outcome now; the terminal repeats it once the child is gone.
+        if (!ending) yield { ...terminal(router, completedFields(router)), type: 'turnCompleted' }
         break
       }
     }
@@ -352,19 +369,10 @@ export async function* baselineTurn(options) {
   }
   if (diagnostics.length) yield* diagnostics.splice(0)
 
-  const completion = router.completion
   if (ending) {
     yield terminal(router, ending)
-  } else if (completion?.status === 'completed') {
-    yield terminal(router, { status: 'completed', finalMessage: router.finalMessage() })
-  } else if (completion?.status === 'interrupted') {
-    yield terminal(router, { status: 'cancelled', cancellation: 'interrupted' })
-  } else if (completion) {
-    const error = completion.error ?? router.lastError
-    const message = error?.message ?? `the turn ended with status ${completion.status}`
-    yield terminal(router, {
-      failure: failure('turn', 'TURN_FAILED', message, { status: completion.status, codexErrorInfo: error?.codexErrorInfo ?? null, additionalDetails: error?.additionalDetails ?? null }),
-    })
+  } else if (router.completion) {
+    yield terminal(router, completedFields(router))
   } else if (killed || options.signal?.aborted) {
     yield terminal(router, { status: 'cancelled', cancellation: 'killed' })
   } else {
