@@ -180,8 +180,9 @@ pub struct Child {
 /// A child's stdin. The host-death guard holds a copy of it (see [`guard`]) and lets it go
 /// when this is dropped, just before this one closes: the child sees end-of-file then.
 pub struct Stdin {
-    pipe: ChildStdin,
+    // Dropped first: the guard lets its copy go before this one closes.
     _release: Option<guard::StdinRelease>,
+    pipe: ChildStdin,
 }
 
 impl tokio::io::AsyncWrite for Stdin {
@@ -242,7 +243,7 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
         Scope::Tree => tree.add_root(pid as i32, start),
         Scope::Session => tree.add_group(pid as i32),
     }
-    let stdin = pipe.map(|pipe| Stdin { pipe, _release: release });
+    let stdin = pipe.map(|pipe| Stdin { _release: release, pipe });
     let stdout = inner.stdout().take();
     let stderr = stderr::drain(inner.stderr().take().expect("stderr is piped"), &spec.secrets, on_stderr);
     Ok(Child {
