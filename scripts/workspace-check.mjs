@@ -150,22 +150,21 @@ export async function ask(options: RunTurnOptions): Promise<Answer> {
 }
 `,
   )
-  // The package's own test support: the loopback mock of the model API and throwaway Codex homes.
-  const support = '../../../packages/codex/__test__/support'
+  // The package's test kit, as an app imports it: the loopback mock of the model API and
+  // throwaway Codex homes.
   write(
     `${app}/src/agent.test.ts`,
     `import { afterAll, beforeAll, expect, it } from 'vitest'
 import { discoverCodex, runUtility, UtilityError } from '@rennet/codex'
-import * as mock from '${support}/mock-responses.mjs'
-import { createCodexHome, createGitCwd } from '${support}/codex-home.mjs'
+import { createCodexHome, createGitCwd, messageResponse, sse, startMockResponses } from '@rennet/codex/testing'
 import { ask } from './agent.js'
 
-let server: Awaited<ReturnType<typeof mock.start>>
+let server: Awaited<ReturnType<typeof startMockResponses>>
 let home: ReturnType<typeof createCodexHome>
 let cwd: ReturnType<typeof createGitCwd>
 
 beforeAll(async () => {
-  server = await mock.start([mock.sse(mock.messageResponse(['Hello ', 'from ', 'the workspace.']))])
+  server = await startMockResponses([sse(messageResponse(['Hello ', 'from ', 'the workspace.']))])
   home = createCodexHome({ baseUrl: server.url, prefix: 'rennet-desktop-home-' })
   cwd = createGitCwd({ prefix: 'rennet-desktop-cwd-' })
 })
@@ -194,7 +193,7 @@ it('finds the pinned Codex when pointed at it', async () => {
 })
 
 it('rejects a utility call whose Codex does not exist with a UtilityError', async () => {
-  const call = runUtility({ prompt: 'p', cwd: cwd.path, codexPath: '/nonexistent/codex', outputSchema: { type: 'object' } })
+  const call = runUtility({ prompt: 'p', cwd: cwd.path, codexPath: '/nonexistent/codex', outputSchema: { type: 'object', properties: {}, additionalProperties: false } })
   await expect(call).rejects.toBeInstanceOf(UtilityError)
   await expect(call).rejects.toMatchObject({ source: 'spawn', code: 'CODEX_NOT_FOUND' })
 })
