@@ -135,10 +135,36 @@ pub struct EventStream {
     readable: Notify,
     writable: Notify,
     outcome: watch::Sender<Option<String>>,
-    abort_requested: AtomicBool,
-    abort: Notify,
-    kill_requested: AtomicBool,
-    kill: Notify,
+    abort: Signal,
+    kill: Signal,
+}
+
+/// A flag that is raised once and never lowered, and that tasks can wait for.
+#[derive(Default)]
+struct Signal {
+    raised: AtomicBool,
+    notify: Notify,
+}
+
+impl Signal {
+    fn raise(&self) {
+        self.raised.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    fn is_raised(&self) -> bool {
+        self.raised.load(Ordering::SeqCst)
+    }
+
+    async fn wait(&self) {
+        // Registered before the flag is read, so a raise in between is not missed.
+        let notified = self.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if !self.is_raised() {
+            notified.await;
+        }
+    }
 }
 
 impl Default for EventStream {
@@ -165,10 +191,8 @@ impl EventStream {
             readable: Notify::new(),
             writable: Notify::new(),
             outcome: watch::channel(None).0,
-            abort_requested: AtomicBool::new(false),
-            abort: Notify::new(),
-            kill_requested: AtomicBool::new(false),
-            kill: Notify::new(),
+            abort: Signal::default(),
+            kill: Signal::default(),
         }
     }
 
@@ -360,44 +384,32 @@ impl EventStream {
     }
 
     pub fn request_abort(&self) {
-        self.abort_requested.store(true, Ordering::SeqCst);
-        self.abort.notify_one();
+        self.abort.raise();
     }
 
     pub fn abort_requested(&self) -> bool {
-        self.abort_requested.load(Ordering::SeqCst)
+        self.abort.is_raised()
     }
 
     /// Resolves when an abort has been requested.
     pub async fn aborted(&self) {
-        loop {
-            if self.abort_requested() {
-                return;
-            }
-            self.abort.notified().await;
-        }
+        self.abort.wait().await
     }
 
     /// An abort that waits for nothing, not even an interrupt's grace: whoever could see the
     /// turn's end is gone (its JavaScript environment is being torn down).
     pub fn request_kill(&self) {
-        self.kill_requested.store(true, Ordering::SeqCst);
-        self.kill.notify_one();
-        self.request_abort();
+        self.kill.raise();
+        self.abort.raise();
     }
 
     pub fn kill_requested(&self) -> bool {
-        self.kill_requested.load(Ordering::SeqCst)
+        self.kill.is_raised()
     }
 
     /// Resolves when a kill has been requested.
     pub async fn killed(&self) {
-        loop {
-            if self.kill_requested() {
-                return;
-            }
-            self.kill.notified().await;
-        }
+        self.kill.wait().await
     }
 }
 

@@ -57,20 +57,28 @@ where
     // Before stdin closes: the server exits on EOF and its orphans leave its tree.
     process.capture_tree();
     session.close().await;
+    // A kill (the host's JavaScript environment going away) also stops the waiting here.
     let by_itself = match ending {
-        Ending::Eof => process.wait_exit(EOF_EXIT_WAIT).await,
+        Ending::Eof => tokio::select! {
+            biased;
+            () = stream.killed() => None,
+            exit = process.wait_exit(EOF_EXIT_WAIT) => exit,
+        },
         _ => None,
     };
     // Killed: the grace (if any) is spent, nothing more is waited for. Otherwise the server
     // may leave by itself on stdin EOF, as it does after a turn.
-    let how = match ending {
-        Ending::Kill => End::Kill,
-        _ => End::Polite(process::EXIT_GRACE),
+    let exit = match ending {
+        Ending::Kill => process.end_tree(End::Kill).await,
+        _ => tokio::select! {
+            biased;
+            () = stream.killed() => process.end_tree(End::Kill).await,
+            exit = process.end_tree(End::Polite(process::EXIT_GRACE)) => exit,
+        },
     };
-    let exit = process.end_tree(how).await;
     let stderr_tail = || process.stderr_tail();
     let exit = ending::Exit { exit, by_itself, stderr_tail: &stderr_tail };
-    ending::terminal(ending, &session.state, options.output_schema.is_some(), session.abort_seen, exit)
+    ending::terminal(ending, &session.state, session.abort_seen, exit)
 }
 
 /// A short id of a turn, unique in this process: in its `started` event and in every log
