@@ -176,7 +176,8 @@ impl Terminal {
         Terminal { status: Status::Cancelled, cancellation: Some(Cancellation::Killed), failure: None, ..Self::empty() }
     }
 
-    fn empty() -> Self {
+    /// A failed terminal that names nothing: the base the others are built on.
+    pub fn empty() -> Self {
         Terminal {
             status: Status::Failed,
             thread_id: None,

@@ -75,16 +75,15 @@ pub fn thread_config(configured: &[String]) -> Value {
     json!({"mcp_servers": servers})
 }
 
-/// The thread must report a read-only sandbox and approval policy `never`.
-pub fn check_thread(result: &Value) -> Result<(), Failure> {
-    let sandbox = result.get("sandbox").and_then(|s| s.get("type")).and_then(Value::as_str);
-    let approval = result.get("approvalPolicy").and_then(Value::as_str);
-    if sandbox == Some("readOnly") && approval == Some("never") {
+/// The thread must report a read-only sandbox and approval policy `never` (the `sandbox` and
+/// `approvalPolicy` of its `thread/start` or `thread/resume` result).
+pub fn check_thread(sandbox: &Value, approval_policy: &Value) -> Result<(), Failure> {
+    if sandbox["type"] == "readOnly" && approval_policy == "never" {
         return Ok(());
     }
     Err(not_confirmed(
         "the thread did not report a read-only sandbox with approval policy never",
-        json!({"sandbox": result.get("sandbox"), "approvalPolicy": result.get("approvalPolicy")}),
+        json!({"sandbox": sandbox, "approvalPolicy": approval_policy}),
     ))
 }
 
@@ -153,27 +152,13 @@ pub fn check_servers(servers: &[Value], configured: &[String]) -> Result<(), Fai
     Err(not_confirmed(problems.join("; "), json!({"notDisabled": not_disabled, "missing": missing})))
 }
 
-/// The entries of one page of a paginated list result, and the cursor of the next page.
-pub fn page(result: &Value, method: &str) -> Result<(Vec<Value>, Option<String>), Failure> {
-    let Some(data) = result.get("data").and_then(Value::as_array) else {
-        return Err(not_confirmed(format!("{method} returned no data array"), result.clone()));
-    };
-    let next = match result.get("nextCursor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(cursor)) => Some(cursor.clone()),
-        Some(other) => {
-            return Err(not_confirmed(format!("{method} returned a cursor that is not a string"), other.clone()))
-        }
-    };
-    Ok((data.clone(), next))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn thread_must_be_read_only_and_never() {
+        let check_thread = |result: &Value| check_thread(&result["sandbox"], &result["approvalPolicy"]);
         assert!(check_thread(&json!({"sandbox": {"type": "readOnly"}, "approvalPolicy": "never"})).is_ok());
         for bad in [
             json!({"sandbox": {"type": "dangerFullAccess"}, "approvalPolicy": "never"}),

@@ -74,9 +74,14 @@ pub fn params_of(line: &str) -> Option<Box<RawValue>> {
     serde_json::from_str::<Params>(line).ok()?.params.map(|p| p.to_owned())
 }
 
-/// Reads one field of a raw params object without parsing the rest into a tree.
-pub fn field<'de, T: Deserialize<'de>>(params: Option<&'de RawValue>) -> Option<T> {
-    params.and_then(|p| serde_json::from_str(p.get()).ok())
+/// A notification's params read from its line as `T`, in one pass; `None` when they are
+/// absent or of another shape.
+pub fn params<T: serde::de::DeserializeOwned>(line: &str) -> Option<T> {
+    #[derive(Deserialize)]
+    struct Params<T> {
+        params: T,
+    }
+    serde_json::from_str::<Params<T>>(line).ok().map(|p| p.params)
 }
 
 /// The fields of a notification's params that routing needs, read while the line is parsed,

@@ -171,7 +171,7 @@ impl Request for ConfigRead<'_> {
 }
 
 /// One page of the features and whether each is on, for a thread.
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct ExperimentalFeatureList<'a> {
     pub thread_id: &'a str,
@@ -181,11 +181,11 @@ pub struct ExperimentalFeatureList<'a> {
 
 impl Request for ExperimentalFeatureList<'_> {
     const METHOD: &'static str = method::EXPERIMENTAL_FEATURE_LIST;
-    type Result = Value;
+    type Result = Page;
 }
 
 /// One page of the MCP servers and their state, for a thread.
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerStatusList<'a> {
     pub thread_id: &'a str,
@@ -197,24 +197,17 @@ pub struct McpServerStatusList<'a> {
 
 impl Request for McpServerStatusList<'_> {
     const METHOD: &'static str = method::MCP_SERVER_STATUS_LIST;
-    type Result = Value;
+    type Result = Page;
 }
 
-/// A request whose result comes in pages.
-pub trait Paged: Request + Clone {
-    fn at(&self, cursor: String) -> Self;
-}
-
-impl Paged for ExperimentalFeatureList<'_> {
-    fn at(&self, cursor: String) -> Self {
-        ExperimentalFeatureList { cursor: Some(cursor), ..self.clone() }
-    }
-}
-
-impl Paged for McpServerStatusList<'_> {
-    fn at(&self, cursor: String) -> Self {
-        McpServerStatusList { cursor: Some(cursor), ..self.clone() }
-    }
+/// One page of a paginated list; the entries are read by the isolation checks, which
+/// tolerate no entry of unexpected shape.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    pub data: Vec<Value>,
+    #[serde(default)]
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -230,10 +223,16 @@ pub struct InitializeResult {
     pub user_agent: String,
 }
 
-/// `thread/start` and `thread/resume` results: the thread id.
+/// `thread/start` and `thread/resume` results: the thread id, and the sandbox and approval
+/// policy the thread got (checked for a read-only turn).
 #[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
 pub struct ThreadResult {
     pub thread: ThreadRef,
+    #[serde(default)]
+    pub sandbox: Value,
+    #[serde(default)]
+    pub approval_policy: Value,
 }
 
 #[derive(Deserialize, Debug)]
@@ -295,6 +294,7 @@ mod tests {
         assert_eq!(serde_json::to_value(SandboxPolicy::ReadOnly).unwrap(), json!({"type": "readOnly"}));
         let list = McpServerStatusList { thread_id: "th", detail: "toolsAndAuthOnly", cursor: None };
         assert_eq!(wire(&list), json!({"threadId": "th", "detail": "toolsAndAuthOnly"}));
-        assert_eq!(wire(&list.at("2".into()))["cursor"], "2");
+        let at = McpServerStatusList { cursor: Some("2".into()), ..list };
+        assert_eq!(wire(&at)["cursor"], "2");
     }
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 /// Why the run stopped.
 pub(super) enum Ending {
-    /// The server completed the owned turn (with any status).
-    Turn(Box<CompletedTurn>),
+    /// The server completed the owned turn (with any status): what its terminal says.
+    Turn(Box<Terminal>),
     Failed(Failure),
     /// The server closed its stdout.
     Eof,
@@ -32,33 +32,24 @@ pub(super) struct Exit<'a> {
 /// A failed terminal of this turn's thread and turn, with its usage so far; the ending fills in the rest.
 fn blank(state: &TurnState) -> Terminal {
     Terminal {
-        status: Status::Failed,
         thread_id: state.thread_id().map(str::to_string),
         turn_id: state.turn_id().map(str::to_string),
-        final_message: None,
-        structured_output: None,
         usage: state.turn_usage(),
-        cancellation: None,
-        failure: None,
+        ..Terminal::empty()
     }
 }
 
 /// The terminal event of a run that ended as `ending`.
-pub(super) fn terminal(
-    ending: Ending,
-    state: &TurnState,
-    structured: bool,
-    abort_seen: bool,
-    exit: Exit<'_>,
-) -> Terminal {
+pub(super) fn terminal(ending: Ending, state: &TurnState, abort_seen: bool, exit: Exit<'_>) -> Terminal {
+    // The server's end after an abort is the end the abort asked for.
+    let ending = match ending {
+        Ending::Eof if abort_seen => Ending::Kill,
+        ending => ending,
+    };
     let mut terminal = blank(state);
     match ending {
-        Ending::Turn(turn) => return completed(state, structured, &turn),
+        Ending::Turn(outcome) => return *outcome,
         Ending::Kill => {
-            terminal.status = Status::Cancelled;
-            terminal.cancellation = Some(Cancellation::Killed);
-        }
-        Ending::Eof if abort_seen => {
             terminal.status = Status::Cancelled;
             terminal.cancellation = Some(Cancellation::Killed);
         }
@@ -90,11 +81,6 @@ pub(super) fn terminal(
 /// What a turn the server completed amounts to (its `turnCompleted` event, and its terminal).
 pub(super) fn completed(state: &TurnState, structured: bool, completed: &CompletedTurn) -> Terminal {
     let mut terminal = blank(state);
-    completed_turn(&mut terminal, state, structured, completed);
-    terminal
-}
-
-fn completed_turn(terminal: &mut Terminal, state: &TurnState, structured: bool, completed: &CompletedTurn) {
     match completed.status.as_str() {
         "completed" => {
             let text = state.final_message(completed);
@@ -135,6 +121,7 @@ fn completed_turn(terminal: &mut Terminal, state: &TurnState, structured: bool, 
             })));
         }
     }
+    terminal
 }
 
 /// In a read-only turn, an error or an unexpected answer while checking the isolation means

@@ -56,17 +56,8 @@ pub async fn resolve(options: &TurnOptions, discovery: Option<&discovery::Waiter
             (exe, wsl_prefix(&target.distro, path), path.clone())
         }
         (None, _) => {
-            let discovery = match discovery {
-                Some(waiter) => waiter.result().await,
-                None => {
-                    discovery::discover(&DiscoverOptions {
-                        locus: target.clone(),
-                        env: options.env.clone(),
-                        refresh: false,
-                    })
-                    .await
-                }
-            };
+            let discovery =
+                discovery.expect("discovery_for joins a discovery when no codexPath is given").result().await;
             match &discovery.selected {
                 Some(selected) => {
                     let launch = selected.launch();

@@ -11,9 +11,8 @@ use crate::events::{DiagnosticSource, HarnessEvent, PassthroughReason};
 use crate::isolation;
 use crate::options::{Access, TurnOptions};
 use crate::protocol::{
-    method, ApprovalPolicy, ConfigRead, ExperimentalFeatureList, Initialize, McpServerStatusList, Paged, Reply,
-    Request, SandboxPolicy, ThreadResult, ThreadResume, ThreadSandbox, ThreadStart, TurnInterrupt, TurnStart,
-    UserInput,
+    method, ApprovalPolicy, CompletedTurn, ConfigRead, ExperimentalFeatureList, Initialize, McpServerStatusList, Page,
+    Reply, Request, SandboxPolicy, ThreadResume, ThreadSandbox, ThreadStart, TurnInterrupt, TurnStart, UserInput,
 };
 use crate::rpc::{Connection, Received};
 use crate::stream::EventStream;
@@ -38,8 +37,6 @@ pub(super) struct Session<'a, R, W> {
     options: &'a TurnOptions,
     stream: &'a EventStream,
     started: Started<'a>,
-    /// The turn id is in the turn's log context.
-    turn_id_logged: bool,
     pub(super) state: TurnState,
     pub(super) abort_seen: bool,
     interrupt_deadline: Option<Instant>,
@@ -75,7 +72,6 @@ where
             options,
             stream,
             started,
-            turn_id_logged: false,
             state: TurnState::default(),
             abort_seen: false,
             interrupt_deadline: None,
@@ -89,10 +85,9 @@ where
         let ending = match self.script().await {
             Ok(ending) | Err(ending) => ending,
         };
-        if let Ending::Turn(turn) = &ending {
+        if let Ending::Turn(outcome) = &ending {
             // The app can show the outcome now; the terminal follows once the tree is gone.
-            let outcome = ending::completed(&self.state, self.options.output_schema.is_some(), turn);
-            self.stream.push(&HarnessEvent::TurnCompleted(outcome));
+            self.stream.push(&HarnessEvent::TurnCompleted((**outcome).clone()));
         }
         // Events held back for a larger batch must not wait for the end.
         self.stream.release();
@@ -108,10 +103,7 @@ where
             codex_version: crate::protocol::version_from_user_agent(&init.user_agent),
             user_agent: init.user_agent,
         });
-        let _ = self
-            .conn
-            .notify(method::INITIALIZED, give_way(self.stream, self.abort_seen, self.interrupt_deadline))
-            .await;
+        let _ = self.conn.notify(method::INITIALIZED, self.give_way(None)).await;
 
         let read_only = self.options.access == Access::ReadOnly;
         let (thread_id, configured) = self.open_thread(read_only).await?;
@@ -121,10 +113,13 @@ where
         self.start_turn(&thread_id).await?;
         // The acknowledgement is not a result: the turn ends on `turn/completed` (or a
         // failure), however long it takes.
-        match self.pump_until(|session| session.state.take_completion()).await {
-            Ok(completed) => Ok(Ending::Turn(Box::new(completed))),
-            Err(ending) => Err(ending),
-        }
+        let completed = self.pump_until(|session| session.state.take_completion()).await?;
+        Ok(self.completed(completed))
+    }
+
+    /// The ending of a turn the server completed: what its terminal event will say.
+    fn completed(&self, turn: CompletedTurn) -> Ending {
+        Ending::Turn(Box::new(ending::completed(&self.state, self.options.output_schema.is_some(), &turn)))
     }
 
     /// Starts (or resumes) the thread, always read-only: a writable thread sandbox in a git
@@ -149,16 +144,13 @@ where
             model: opts.model.as_deref(),
             config,
         };
-        let (raw, resumed) = match &opts.thread_id {
-            Some(thread_id) => (self.call_raw(&ThreadResume { thread_id, thread }).await?, true),
-            None => (self.call_raw(&thread).await?, false),
+        let (thread, resumed) = match &opts.thread_id {
+            Some(thread_id) => (self.call(&ThreadResume { thread_id, thread }).await?, true),
+            None => (self.call(&thread).await?, false),
         };
-        let method = if resumed { method::THREAD_RESUME } else { method::THREAD_START };
         if read_only {
-            let report: Value = ending::parse_result(method, &raw)?;
-            isolation::check_thread(&report).map_err(Ending::Failed)?;
+            isolation::check_thread(&thread.sandbox, &thread.approval_policy).map_err(Ending::Failed)?;
         }
-        let thread: ThreadResult = ending::parse_result(method, &raw)?;
         let thread_id = thread.thread.id;
         tracing::Span::current().record("threadId", thread_id.as_str());
         self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread_id.clone(), resumed });
@@ -169,23 +161,28 @@ where
     /// Asks the server, for this thread, whether the isolation holds. The turn starts only
     /// after it confirms.
     async fn confirm_isolation(&mut self, thread_id: &str, requested: &[String]) -> Result<(), Ending> {
-        let features = self.list_all(ExperimentalFeatureList { thread_id, cursor: None }).await?;
-        isolation::check_features(&features).map_err(Ending::Failed)?;
+        let features = self.list_all(|cursor| ExperimentalFeatureList { thread_id, cursor }).await?;
+        let absent = isolation::check_features(&features).map_err(Ending::Failed)?;
+        if !absent.is_empty() {
+            tracing::debug!(features = ?absent, "features this Codex does not have");
+        }
         let servers =
-            self.list_all(McpServerStatusList { thread_id, detail: "toolsAndAuthOnly", cursor: None }).await?;
+            self.list_all(|cursor| McpServerStatusList { thread_id, detail: "toolsAndAuthOnly", cursor }).await?;
         isolation::check_servers(&servers, requested).map_err(Ending::Failed)
     }
 
-    /// Every entry of a paginated list.
-    async fn list_all<Q: Paged<Result = Value>>(&mut self, first: Q) -> Result<Vec<Value>, Ending> {
+    /// Every entry of a paginated list, `page` being the request for the page at a cursor.
+    async fn list_all<Q: Request<Result = Page>>(
+        &mut self,
+        page: impl Fn(Option<String>) -> Q,
+    ) -> Result<Vec<Value>, Ending> {
         let mut entries = Vec::new();
-        let mut request = first;
+        let mut cursor = None;
         for _ in 0..MAX_PAGES {
-            let result = self.call(&request).await?;
-            let (data, next) = isolation::page(&result, Q::METHOD).map_err(Ending::Failed)?;
-            entries.extend(data);
-            match next {
-                Some(cursor) => request = request.at(cursor),
+            let result = self.call(&page(cursor)).await?;
+            entries.extend(result.data);
+            match result.next_cursor {
+                Some(next) => cursor = Some(next),
                 None => return Ok(entries),
             }
         }
@@ -220,18 +217,12 @@ where
 
     /// Sends a request and processes frames until its answer came, as its result type.
     async fn call<Q: Request>(&mut self, request: &Q) -> Result<Q::Result, Ending> {
-        let raw = self.call_raw(request).await?;
-        ending::parse_result(Q::METHOD, &raw)
-    }
-
-    async fn call_raw<Q: Request>(&mut self, request: &Q) -> Result<Box<RawValue>, Ending> {
         let deadline = Instant::now() + self.options.request_timeout;
-        let give_way = give_way(self.stream, self.abort_seen, self.interrupt_deadline);
-        // A request that did not reach the server gets no answer: its deadline, an abort or the
-        // server's end decides.
-        let id = self.conn.request(request, Some(deadline), give_way).await.ok();
+        // A request that did not reach the server gets no answer: its deadline (also while a
+        // server that reads nothing holds up the write), an abort or the server's end decides.
+        let id = self.conn.request(request, Some(deadline), self.give_way(Some(deadline))).await.ok();
         match self.pump_until(|session| id.and_then(|id| session.conn.answer(id))).await? {
-            Ok(result) => Ok(result),
+            Ok(raw) => ending::parse_result(Q::METHOD, &raw),
             Err(error) => Err(Ending::Failed(ending::rpc_failure(Q::METHOD, error))),
         }
     }
@@ -239,11 +230,11 @@ where
     /// Runs `f` on the state machine and sends out the events it produced.
     fn update_state(&mut self, f: impl FnOnce(&mut TurnState, &mut Vec<HarnessEvent>)) {
         let mut out = std::mem::take(&mut self.scratch);
+        let had_turn_id = self.state.turn_id().is_some();
         f(&mut self.state, &mut out);
-        if !self.turn_id_logged {
+        if !had_turn_id {
             if let Some(turn_id) = self.state.turn_id() {
                 tracing::Span::current().record("turnId", turn_id);
-                self.turn_id_logged = true;
             }
         }
         for event in out.drain(..) {
@@ -259,7 +250,7 @@ where
                 break Ok(value);
             }
             if let Some(completed) = self.state.take_completion() {
-                break Err(Ending::Turn(Box::new(completed)));
+                break Err(self.completed(completed));
             }
             let reading = self.stream.may_read(self.conn.has_buffered_line(), std::time::Instant::now());
             let release_at = reading.release_at.map(Instant::from_std);
@@ -324,8 +315,7 @@ where
         let deadline = Instant::now() + self.options.interrupt_grace;
         self.interrupt_deadline = Some(deadline);
         // Its answer changes nothing (`turn/completed` decides), so it has no deadline of its own.
-        let give_way = give_way(self.stream, true, Some(deadline));
-        if let Ok(id) = self.conn.request(&interrupt, None, give_way).await {
+        if let Ok(id) = self.conn.request(&interrupt, None, self.give_way(None)).await {
             tracing::debug!(id, "abort: turn/interrupt sent");
         }
         Ok(())
@@ -342,7 +332,7 @@ where
                 let answer = policy::answer(&method, self.options.access);
                 tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
                 let reply = Reply { id: &id, result: answer.result.as_ref(), error: answer.error.as_ref() };
-                let _ = self.conn.reply(&reply, give_way(self.stream, self.abort_seen, self.interrupt_deadline)).await;
+                let _ = self.conn.reply(&reply, self.give_way(None)).await;
                 self.stream.push(&HarnessEvent::ServerRequest { method, id, reply: answer.kind });
             }
             Received::Notification { method, scope, line } => {
@@ -361,15 +351,19 @@ where
     pub(super) async fn close(&mut self) {
         self.conn.close().await;
     }
-}
 
-/// What a write to the server gives way to: an abort not yet handled, a kill, the end of the
-/// interrupt's grace.
-async fn give_way(stream: &EventStream, abort_seen: bool, interrupt_deadline: Option<Instant>) {
-    tokio::select! {
-        _ = stream.aborted(), if !abort_seen => {}
-        _ = stream.killed() => {}
-        _ = sleep_until(interrupt_deadline) => {}
+    /// What a write to the server gives way to: an abort not yet handled, a kill, the end of
+    /// the interrupt's grace, and `deadline` (the request's own).
+    fn give_way(&self, deadline: Option<Instant>) -> impl std::future::Future<Output = ()> + 'a {
+        let (stream, abort_seen) = (self.stream, self.abort_seen);
+        let until = self.interrupt_deadline.into_iter().chain(deadline).min();
+        async move {
+            tokio::select! {
+                _ = stream.aborted(), if !abort_seen => {}
+                _ = stream.killed() => {}
+                _ = sleep_until(until) => {}
+            }
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::events::{HarnessEvent, PassthroughReason, ReasoningPart, Usage};
 use crate::protocol::{
-    field, method, params_of, CompletedTurn, Delta, ErrorParams, ItemHead, Scope, TokenUsageParams,
+    method, params, params_of, CompletedTurn, Delta, ErrorParams, ItemHead, Scope, TokenUsageParams,
     TurnCompletedParams, TurnError,
 };
 use serde_json::value::RawValue;
@@ -179,7 +179,7 @@ impl TurnState {
                 {
                     // Usage of an earlier turn on our (resumed) thread, replayed by the server:
                     // the thread total before this turn.
-                    if let Some(p) = field::<TokenUsageParams>(params_of(&line).as_deref()) {
+                    if let Some(p) = params::<TokenUsageParams>(&line) {
                         self.usage_baseline = p.token_usage.total.into();
                     }
                 }
@@ -199,13 +199,12 @@ impl TurnState {
     /// What an owned notification amounts to.
     fn owned(&mut self, method: &str, scope: &mut Scope, line: &str, out: &mut Vec<HarnessEvent>) -> Handled {
         // Only the notifications without a delta or an item need their params whole.
-        let params = || params_of(line);
         let handled = match method {
             method::TURN_STARTED => scope.turn_id().map(|turn| {
                 self.adopt_turn(turn, out);
                 Handled::Quiet
             }),
-            method::TURN_COMPLETED => field::<TurnCompletedParams>(params().as_deref()).map(|c| {
+            method::TURN_COMPLETED => params::<TurnCompletedParams>(line).map(|c| {
                 self.adopt_turn(&c.turn.id, out);
                 self.completion = Some(c.turn);
                 Handled::Quiet
@@ -260,7 +259,7 @@ impl TurnState {
             }),
             method::COMMAND_OUTPUT_DELTA => Delta::of(scope)
                 .map(|d| Handled::Event(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta })),
-            method::TOKEN_USAGE_UPDATED => field::<TokenUsageParams>(params().as_deref()).map(|u| {
+            method::TOKEN_USAGE_UPDATED => params::<TokenUsageParams>(line).map(|u| {
                 let total: Usage = u.token_usage.total.into();
                 if self.usage_total.is_none() {
                     // The thread total before this turn's first model response. Exact even
@@ -276,7 +275,7 @@ impl TurnState {
                     context_window: u.token_usage.model_context_window,
                 })
             }),
-            method::ERROR => field::<ErrorParams>(params().as_deref()).map(|e| {
+            method::ERROR => params::<ErrorParams>(line).map(|e| {
                 if e.will_retry {
                     Handled::Event(HarnessEvent::Retrying {
                         message: e.error.message,
