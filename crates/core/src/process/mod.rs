@@ -29,6 +29,8 @@ pub mod guard;
 pub mod stderr;
 pub mod table;
 pub mod tree;
+#[cfg(all(test, windows))]
+mod windows_tests;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
 use std::ffi::OsString;
