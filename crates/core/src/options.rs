@@ -191,6 +191,14 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
 mod tests {
     use super::*;
 
+    /// An absolute path on this platform, where the options below say `"/tmp`.
+    const TMP: &str = if cfg!(windows) { r"C:\tmp" } else { "/tmp" };
+
+    fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
+        let tmp = serde_json::to_string(TMP).unwrap();
+        super::parse(&json.replace(r#""/tmp"#, tmp.trim_end_matches('"')))
+    }
+
     fn err(json: &str) -> String {
         parse(json).unwrap_err().0
     }
@@ -246,7 +254,7 @@ mod tests {
         );
         assert!(parse_in("repo").is_err());
         let o = parse(r#"{"prompt":"x","cwd":"/tmp"}"#).unwrap();
-        assert_eq!(o.thread_cwd, "/tmp");
+        assert_eq!(o.thread_cwd, TMP);
     }
 
     #[test]

@@ -497,6 +497,7 @@ async fn prepare_with_script(script: &str, p: &McpPolicy) -> Result<Vec<std::ffi
 }
 
 #[tokio::test]
+#[cfg_attr(not(unix), ignore = "the inventory is played by a /bin/sh script")]
 async fn prepare_runs_the_list_with_prefix_env_and_cwd() {
     // The script checks what it was given, then prints an inventory.
     let script = r#"[ "$*" = "--disable plugins mcp list --json" ] || { echo "args: $*" >&2; exit 9; }
@@ -510,6 +511,7 @@ echo '[{"name":"u","enabled":true,"transport":{"type":"stdio","command":"x"}}]'"
 }
 
 #[tokio::test]
+#[cfg_attr(not(unix), ignore = "the inventory is played by a /bin/sh script")]
 async fn prepare_reports_a_failing_list_with_its_stderr() {
     let script = "echo 'WARNING: noise' >&2; printf 'Error: failed to load bootstrap configuration\\n\\nCaused by:\\n    invalid transport\\n    in `mcp_servers.ghost`\\n\\nStack backtrace:\\n   0: <unknown>\\n' >&2; exit 1";
     let e = prepare_with_script(script, &policy(vec![])).await.unwrap_err();
@@ -524,6 +526,7 @@ async fn prepare_reports_a_failing_list_with_its_stderr() {
 }
 
 #[tokio::test]
+#[cfg_attr(not(unix), ignore = "the inventory is played by a /bin/sh script")]
 async fn prepare_reports_bad_output_and_a_missing_program() {
     let e = prepare_with_script("echo '{\"servers\":[]}'", &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryInvalid);
@@ -540,6 +543,7 @@ async fn prepare_validates_before_running_anything() {
 }
 
 #[tokio::test]
+#[cfg_attr(not(unix), ignore = "the inventory is played by a /bin/sh script")]
 async fn prepare_rejects_a_requested_name_already_configured() {
     let script = r#"echo '[{"name":"taken","enabled":false,"transport":{"type":"streamable_http","url":"http://127.0.0.1:9/"}}]'"#;
     let e = prepare_with_script(script, &policy(vec![("taken", server("http://127.0.0.1:1/"))])).await.unwrap_err();

@@ -13,6 +13,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
 const THREAD: &str = "thr-1";
 const TURN: &str = "turn-1";
+/// The turn's working directory: absolute on this platform (the scripted server never looks at it).
+const CWD: &str = if cfg!(windows) { r"C:\work" } else { "/work" };
 
 /// Stands in for the child: records how it was ended.
 struct FakeProcess {
@@ -224,7 +226,7 @@ where
         received: received.clone(),
     };
     let script = tokio::spawn(script(peer));
-    let mut opts = json!({"prompt": "say hi", "cwd": "/work"});
+    let mut opts = json!({"prompt": "say hi", "cwd": CWD});
     opts.as_object_mut().unwrap().extend(options.as_object().unwrap().clone());
     let opts = options::parse(&opts.to_string()).unwrap();
     let process = FakeProcess { exited, exit_code, ended: ended.clone() };
@@ -258,7 +260,7 @@ async fn happy_turn_streams_events_and_completes() {
     let r = run(json!({}), |mut p| async move {
         let thread = p.handshake().await;
         assert_eq!(thread["method"], "thread/start");
-        assert_eq!(thread["params"], json!({"cwd": "/work", "approvalPolicy": "never", "sandbox": "read-only"}));
+        assert_eq!(thread["params"], json!({"cwd": CWD, "approvalPolicy": "never", "sandbox": "read-only"}));
         let turn = p.start_turn().await;
         assert_eq!(turn["params"]["sandboxPolicy"], json!({"type": "dangerFullAccess"}));
         assert_eq!(turn["params"]["approvalPolicy"], "never");
@@ -851,7 +853,7 @@ async fn read_only_turn_confirms_isolation_before_starting() {
         p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
         p.expect("initialized").await;
         let config = p.expect("config/read").await;
-        assert_eq!(config["params"]["cwd"], "/work");
+        assert_eq!(config["params"]["cwd"], CWD);
         p.respond(&config, json!({"config": {"mcp_servers": {"ambient": {}, "proj.srv": {}}}})).await;
         let thread = p.expect("thread/start").await;
         assert_eq!(

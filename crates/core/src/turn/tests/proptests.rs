@@ -402,7 +402,7 @@ fn play(script: Script) -> Outcome {
             })
         };
         let opts = options::parse(
-            &json!({"prompt": "p", "cwd": "/w", "requestTimeoutMs": 200, "interruptGraceMs": 100}).to_string(),
+            &json!({"prompt": "p", "cwd": super::CWD, "requestTimeoutMs": 200, "interruptGraceMs": 100}).to_string(),
         )
         .unwrap();
         let terminal = tokio::time::timeout(
