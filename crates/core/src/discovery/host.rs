@@ -88,7 +88,7 @@ impl Host {
                 let ok = matches!(run.exit, Some(crate::process::ExitInfo { code: Some(0), .. }));
                 if run.timed_out || !ok {
                     let what = if run.timed_out { "did not answer in time".to_string() } else { "failed".to_string() };
-                    let tail = probe::last_lines(&run.stderr, 3);
+                    let tail = run.stderr.join(" | ");
                     return Err(format!(
                         "the WSL distribution {distro:?} {what}{}",
                         if tail.is_empty() { String::new() } else { format!(": {tail}") }
@@ -271,9 +271,7 @@ fn examine_native(os: Os, env: &Env, requests: &[Request]) -> Vec<(usize, FileIn
                         }
                     };
                     if let Some(path) = found {
-                        if !locations::is_store_package(os, &path) {
-                            out.push((index, file_info(os, &path)));
-                        }
+                        out.push((index, file_info(os, &path)));
                     }
                 }
             }

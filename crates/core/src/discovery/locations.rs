@@ -191,7 +191,7 @@ pub fn is_desktop_bundle(path: &str) -> bool {
 
 /// A path inside the Microsoft Store package area (`…\WindowsApps\…`, including the app
 /// execution aliases on PATH). The Store ChatGPT package does not expose a Codex other
-/// applications can start, so nothing there is a candidate.
+/// applications can start: such a candidate is reported, never started.
 pub fn is_store_package(os: Os, path: &str) -> bool {
     if !os.is_windows() {
         return false;
@@ -322,6 +322,8 @@ pub enum Plan {
     Direct,
     /// A launcher script run by a Node executable: `[node, script]`.
     Node { node: String, script: String },
+    /// The native binary that the file, an npm shim, would have its Node script start.
+    Vendored(String),
     /// It cannot be started; the reason.
     Rejected(String),
 }
@@ -369,7 +371,7 @@ pub fn plan(os: Os, info: &FileInfo, resolve: &dyn Fn(&str) -> Option<String>, e
         FileState::File { executable } => executable,
     };
     if os.is_windows() {
-        return windows_plan(info, resolve);
+        return windows_plan(info, resolve, exists);
     }
     if !executable {
         return Plan::Rejected("is not executable (no execute permission)".into());
@@ -398,8 +400,14 @@ pub fn plan(os: Os, info: &FileInfo, resolve: &dyn Fn(&str) -> Option<String>, e
     }
 }
 
-fn windows_plan(info: &FileInfo, resolve: &dyn Fn(&str) -> Option<String>) -> Plan {
+fn windows_plan(info: &FileInfo, resolve: &dyn Fn(&str) -> Option<String>, exists: &dyn Fn(&str) -> bool) -> Plan {
     let os = Os::Windows;
+    if is_store_package(os, &info.path) {
+        return Plan::Rejected(
+            "is inside the Microsoft Store package area (WindowsApps), whose programs other applications cannot start"
+                .into(),
+        );
+    }
     let name = os.file_name(&info.path).to_ascii_lowercase();
     let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     match ext {
@@ -408,6 +416,9 @@ fn windows_plan(info: &FileInfo, resolve: &dyn Fn(&str) -> Option<String>) -> Pl
             Some(rel) => {
                 let dir = os.parent(&info.path).unwrap_or_default();
                 let script = normalize_windows(&os.join(&dir, &rel));
+                if let Some(exe) = vendored_codex(&script, exists) {
+                    return Plan::Vendored(exe);
+                }
                 match info.node_beside.clone().or_else(|| resolve("node")) {
                     Some(node) => Plan::Node { node, script },
                     None => Plan::Rejected(
@@ -422,6 +433,30 @@ fn windows_plan(info: &FileInfo, resolve: &dyn Fn(&str) -> Option<String>) -> Pl
         "" => Plan::Rejected("has no extension, so Windows cannot start it".into()),
         other => Plan::Rejected(format!("a .{other} file cannot be started without a shell")),
     }
+}
+
+/// The `codex.exe` that `@openai/codex`'s launcher script would start, where the installed
+/// package has it: started directly, it saves a Node process per child, and an abort or a
+/// kill reaches Codex itself rather than the Node between.
+pub fn vendored_codex(script: &str, exists: &dyn Fn(&str) -> bool) -> Option<String> {
+    let os = Os::Windows;
+    let lower = script.to_ascii_lowercase();
+    if !lower.ends_with(r"\@openai\codex\bin\codex.js") {
+        return None;
+    }
+    let (package, triple) = if cfg!(target_arch = "aarch64") {
+        ("codex-win32-arm64", "aarch64-pc-windows-msvc")
+    } else {
+        ("codex-win32-x64", "x86_64-pc-windows-msvc")
+    };
+    let root = os.parent(&os.parent(script)?)?;
+    let scope = os.parent(&root)?;
+    // As the launcher looks: the platform package below the package (npm's global install) or
+    // beside it (hoisted), then a vendor directory of its own (older releases).
+    [os.join(&os.join(&os.join(&root, "node_modules"), "@openai"), package), os.join(&scope, package), root]
+        .into_iter()
+        .map(|base| os.join(&os.join(&os.join(&os.join(&base, "vendor"), triple), "bin"), "codex.exe"))
+        .find(|exe| exists(exe))
 }
 
 /// Numbers in a path, for ordering installed versions newest first (`v22.1.0` > `v9.11.2`).
@@ -656,12 +691,14 @@ mod tests {
     fn windows_plans() {
         let none = |_: &str| None;
         let yes = |_: &str| true;
+        // No vendored codex.exe beside the shims' script (see the test below for one).
+        let no = |_: &str| false;
         assert_eq!(plan(Os::Windows, &file("C:\\bin\\codex.exe", "MZ"), &none, &yes), Plan::Direct);
         let mut shim = file("C:\\Users\\a\\AppData\\Roaming\\npm\\codex.cmd", NPM_SHIM);
-        assert!(matches!(plan(Os::Windows, &shim, &none, &yes), Plan::Rejected(r) if r.contains("node.exe")));
+        assert!(matches!(plan(Os::Windows, &shim, &none, &no), Plan::Rejected(r) if r.contains("node.exe")));
         let on_path = |c: &str| (c == "node").then(|| "C:\\Program Files\\nodejs\\node.exe".to_string());
         assert_eq!(
-            plan(Os::Windows, &shim, &on_path, &yes),
+            plan(Os::Windows, &shim, &on_path, &no),
             Plan::Node {
                 node: "C:\\Program Files\\nodejs\\node.exe".into(),
                 script: "C:\\Users\\a\\AppData\\Roaming\\npm\\node_modules\\@openai\\codex\\bin\\codex.js".into()
@@ -669,13 +706,44 @@ mod tests {
         );
         shim.node_beside = Some("C:\\Users\\a\\AppData\\Roaming\\npm\\node.exe".into());
         assert!(
-            matches!(plan(Os::Windows, &shim, &on_path, &yes), Plan::Node { node, .. } if node.ends_with("npm\\node.exe"))
+            matches!(plan(Os::Windows, &shim, &on_path, &no), Plan::Node { node, .. } if node.ends_with("npm\\node.exe"))
         );
         assert!(
             matches!(plan(Os::Windows, &file("C:\\x\\codex.bat", "@echo off\r\nbash codex"), &on_path, &yes), Plan::Rejected(r) if r.contains("never started through a shell"))
         );
         assert!(matches!(plan(Os::Windows, &file("C:\\x\\codex.ps1", ""), &on_path, &yes), Plan::Rejected(_)));
+        let alias = file("C:\\Users\\a\\AppData\\Local\\Microsoft\\WindowsApps\\codex.exe", "MZ");
+        assert!(
+            matches!(plan(Os::Windows, &alias, &on_path, &yes), Plan::Rejected(r) if r.contains("Microsoft Store"))
+        );
         assert!(matches!(plan(Os::Windows, &file("C:\\x\\codex", "#!/bin/sh"), &on_path, &yes), Plan::Rejected(_)));
+    }
+
+    #[test]
+    fn an_npm_shim_of_codex_runs_the_binary_its_script_would_start() {
+        let npm = "C:\\Users\\a\\AppData\\Roaming\\npm";
+        let shim = file(&format!("{npm}\\codex.cmd"), NPM_SHIM);
+        let node = |c: &str| (c == "node").then(|| "C:\\node\\node.exe".to_string());
+        let package = format!("{npm}\\node_modules\\@openai\\codex");
+        let (platform, triple) = if cfg!(target_arch = "aarch64") {
+            ("codex-win32-arm64", "aarch64-pc-windows-msvc")
+        } else {
+            ("codex-win32-x64", "x86_64-pc-windows-msvc")
+        };
+        let nested = format!("{package}\\node_modules\\@openai\\{platform}\\vendor\\{triple}\\bin\\codex.exe");
+        let hoisted = format!("{npm}\\node_modules\\@openai\\{platform}\\vendor\\{triple}\\bin\\codex.exe");
+        let own = format!("{package}\\vendor\\{triple}\\bin\\codex.exe");
+        for exe in [&nested, &hoisted, &own] {
+            let only = |p: &str| p == exe.as_str();
+            assert_eq!(plan(Os::Windows, &shim, &node, &only), Plan::Vendored(exe.clone()));
+        }
+        // Without the binary, the shim's own way: its script under Node.
+        let nothing = |_: &str| false;
+        assert!(matches!(plan(Os::Windows, &shim, &node, &nothing), Plan::Node { .. }));
+        // Only Codex's own launcher: another package's shim keeps its Node.
+        let other = file("C:\\npm\\codex.cmd", "@\"%dp0%\\node_modules\\other\\cli.js\" %*");
+        let any = |_: &str| true;
+        assert!(matches!(plan(Os::Windows, &other, &node, &any), Plan::Node { .. }));
     }
 
     #[test]

@@ -628,6 +628,7 @@ async fn probe_file(ctx: &Context, host_env: &HostEnv, info: &FileInfo) -> Outco
     let argv = match plan {
         Plan::Direct => vec![info.path.clone()],
         Plan::Node { node, script } => vec![node, script],
+        Plan::Vendored(exe) => vec![exe],
         Plan::Rejected(reason) => return rejected(&info.path, reason),
     };
     let cmd = ctx.host.command(&argv);

@@ -73,8 +73,8 @@ fn excerpt_chars(text: &str, max: usize) -> String {
 #[derive(Debug, Default)]
 pub struct Collected {
     pub stdout: Vec<u8>,
-    /// The last lines of stderr.
-    pub stderr: String,
+    /// What it said on stderr ([`crate::process::stderr::StderrLog::said`]).
+    pub stderr: Vec<String>,
     pub exit: Option<ExitInfo>,
     pub timed_out: bool,
 }
@@ -126,20 +126,22 @@ pub async fn collect(
     let exit = child.end(if exited.is_some() { End::Polite(Duration::ZERO) } else { End::Kill }).await;
     // Output that ended without the process ending within the deadline is a timeout too.
     let timed_out = timed_out || (exited.is_none() && !stopped);
-    Ok(Collected { stdout: out, stderr: child.stderr_tail().join("\n"), exit: Some(exit), timed_out })
+    Ok(Collected { stdout: out, stderr: child.stderr_said(STDERR_SAID_LINES), exit: Some(exit), timed_out })
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-fn with_stderr(reason: String, stderr: &str) -> String {
-    let tail = last_lines(stderr, 3);
-    if tail.is_empty() {
-        reason
-    } else {
-        format!("{reason}; stderr: {tail}")
+/// Lines of stderr a reason quotes.
+const STDERR_SAID_LINES: usize = 3;
+
+fn with_stderr(reason: String, stderr: &[String]) -> String {
+    if stderr.is_empty() {
+        return reason;
     }
+    let said: Vec<String> = stderr.iter().map(|l| excerpt_chars(l, 300)).collect();
+    format!("{reason}; stderr: {}", said.join(" | "))
 }
 
 fn spawn_reason(what: &str, e: &SpawnError) -> String {
@@ -228,7 +230,7 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
     // Close stdin: app-server exits on EOF. Then make sure nothing of it is left.
     conn.close().await;
     let exit = child.end(End::Polite(EXIT_GRACE)).await;
-    let stderr = child.stderr_tail().join("\n");
+    let stderr = child.stderr_said(STDERR_SAID_LINES);
     outcome.map_err(|failure| {
         let mut reason = match failure {
             Failure::Reason(reason) => reason,

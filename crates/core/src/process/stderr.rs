@@ -39,6 +39,31 @@ impl StderrLog {
     pub fn tail(&self) -> Vec<String> {
         self.tail.iter().cloned().collect()
     }
+
+    /// What the program said of its failure, in at most `count` lines: its error lines
+    /// (`Error: …`) before any backtrace, else its first lines before a backtrace, else its
+    /// last lines. Backtrace frames (Rust's numbered ones, Node's `at …`) never count.
+    pub fn said(&self, count: usize) -> Vec<String> {
+        let is_frame = |raw: &str| {
+            let l = raw.trim_start();
+            raw.len() > l.len()
+                && (l.starts_with("at ") || l.split_once(": ").is_some_and(|(n, _)| n.parse::<u32>().is_ok()))
+        };
+        let is_trace_start = |l: &str| l.trim().eq_ignore_ascii_case("stack backtrace:");
+        let meaningful = |lines: Vec<&String>| -> Vec<String> {
+            lines.into_iter().filter(|l| !l.trim().is_empty() && !is_frame(l)).map(|l| l.trim().to_string()).collect()
+        };
+        let head = meaningful(self.head.iter().take_while(|l| !is_trace_start(l)).collect());
+        // `Error: …`, `TypeError: …`, `error: …`: the first word names the error.
+        let is_error = |l: &str| l.split_whitespace().next().is_some_and(|w| w.ends_with("rror:"));
+        let errors: Vec<String> = head.iter().filter(|l| is_error(l)).cloned().collect();
+        let chosen = if !errors.is_empty() { errors } else { head };
+        if !chosen.is_empty() {
+            return chosen.into_iter().take(count).collect();
+        }
+        let tail = meaningful(self.tail.iter().filter(|l| !is_trace_start(l)).collect());
+        tail[tail.len().saturating_sub(count)..].to_vec()
+    }
 }
 
 /// Receives each stderr line (redacted) as it arrives.
@@ -118,6 +143,22 @@ async fn read_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn log_of(text: &str) -> StderrLog {
+        let mut log = StderrLog::default();
+        text.lines().for_each(|l| log.push(l.to_string()));
+        log
+    }
+
+    #[test]
+    fn what_a_failing_program_said_leaves_its_backtrace_out() {
+        let node = "file:///n/codex.js:106\n  throw new Error(\n  ^\n\nError: Missing optional dependency @openai/codex-win32-x64.\n    at findCodexExecutable (file:///n/codex.js:106:9)\n    at file:///n/codex.js:109:20\n\nNode.js v20.20.2";
+        assert_eq!(log_of(node).said(3), vec!["Error: Missing optional dependency @openai/codex-win32-x64."]);
+        let rust = "Error: Lock violation (os error 33)\n\nStack backtrace:\n   0: <unknown>\n   9: <unknown>";
+        assert_eq!(log_of(rust).said(3), vec!["Error: Lock violation (os error 33)"]);
+        assert_eq!(log_of("warming up\nready\n").said(1), vec!["warming up"]);
+        assert_eq!(log_of("   3: <unknown>\n").said(3), Vec::<String>::new());
+    }
 
     #[tokio::test]
     async fn keeps_head_and_tail_cuts_long_lines_and_redacts() {
