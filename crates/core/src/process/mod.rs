@@ -295,9 +295,12 @@ pub(crate) fn is_executable(_meta: &std::fs::Metadata) -> bool {
 
 fn classify_spawn_error(program: &Path, e: std::io::Error) -> SpawnError {
     let text = format!("{}: {e}", program.display());
+    // Windows has no exec bit: a file it cannot run is one that is not a program it knows.
+    const ERROR_BAD_EXE_FORMAT: i32 = 193;
     match e.kind() {
         std::io::ErrorKind::NotFound => SpawnError::NotFound(text),
         std::io::ErrorKind::PermissionDenied => SpawnError::NotExecutable(text),
+        _ if cfg!(windows) && e.raw_os_error() == Some(ERROR_BAD_EXE_FORMAT) => SpawnError::NotExecutable(text),
         _ => SpawnError::Other(text),
     }
 }
@@ -354,6 +357,11 @@ impl Child {
     /// The last lines the child wrote to stderr.
     pub fn stderr_tail(&self) -> Vec<String> {
         self.stderr.lock().unwrap_or_else(|e| e.into_inner()).tail()
+    }
+
+    /// What the child said of its failure on stderr ([`StderrLog::said`]).
+    pub fn stderr_said(&self, count: usize) -> Vec<String> {
+        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).said(count)
     }
 }
 
