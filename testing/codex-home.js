@@ -185,7 +185,8 @@ function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-co
     configHash: () => hashFile(configPath),
     /** config.toml as it is now (for failure messages). */
     readConfig: () => readFileSync(configPath, 'utf8'),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    // Retries: on Windows a child that just ended may still hold a file open for a moment.
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10 }),
   }
 }
 
@@ -212,7 +213,7 @@ function createGitCwd({ prefix = 'rennet-cwd-', files = { 'README.md': 'scratch 
   git('init', '-q')
   git('add', '-A')
   git('commit', '-q', '-m', 'init', '--allow-empty')
-  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true, maxRetries: 10 }) }
 }
 
 module.exports = {

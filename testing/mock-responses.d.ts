@@ -134,7 +134,15 @@ export function messageResponse(
 
 export function execCommandResponse(
   cmd: string,
-  options?: { id?: string; callId?: string; usage?: SseUsage; yieldTimeMs?: number; reasoning?: ReasoningOptions },
+  options?: {
+    id?: string
+    callId?: string
+    usage?: SseUsage
+    yieldTimeMs?: number
+    reasoning?: ReasoningOptions
+    /** More `exec_command` arguments, e.g. `{ shell: 'cmd.exe' }` (Codex's own default is the platform's shell). */
+    args?: Record<string, unknown>
+  },
 ): SseEvent[]
 
 export function jsonMessageResponse(

@@ -386,11 +386,11 @@ function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`, usage:
 }
 
 /** One response whose only output is an `exec_command` call. */
-function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', usage: usageObject, yieldTimeMs, reasoning } = {}) {
+function execCommandResponse(cmd, { id = 'resp_fc', callId = 'call_1', usage: usageObject, yieldTimeMs, reasoning, args } = {}) {
   const items = []
   let outputIndex = 0
   if (reasoning) items.push(reasoningItem({ id: `rs_${id}`, outputIndex: outputIndex++, ...reasoning }))
-  items.push(execCommandItem({ cmd, callId, outputIndex, yieldTimeMs }))
+  items.push(execCommandItem({ cmd, callId, outputIndex, yieldTimeMs, args }))
   return response({ id, items, usage: usageObject })
 }
 

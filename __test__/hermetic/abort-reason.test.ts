@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { runUtility, UtilityError } from '../../index.js'
 import type { HarnessEvent, TerminalEvent } from '../../index.js'
-import { FAKE, FakeLog, assertOneTerminalLast, cleanupFakes, collect, fakeTurn, tempDir, within } from '../support/fake.js'
+import { FakeLog, assertOneTerminalLast, cleanupFakes, collect, fakeCodexPath, fakeTurn, tempDir, within } from '../support/fake.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
 afterEach(cleanupFakes)
@@ -117,7 +117,7 @@ function hangingUtility(signal: AbortSignal) {
   const pending = runUtility({
     prompt: 'x',
     cwd: dir,
-    codexPath: FAKE,
+    codexPath: fakeCodexPath(dir),
     env: { FAKE_SCENARIO: 'hang', FAKE_LOG: log.path },
     outputSchema: schema,
     interruptGraceMs: 200,

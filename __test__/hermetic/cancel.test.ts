@@ -32,14 +32,18 @@ describe('abort before the turn id exists', () => {
   it('kills at once and sends no turn/interrupt', async () => {
     const { turn, log } = fakeTurn('slow-thread-start', { interruptGraceMs: 5000 })
     let abortedAt = 0
+    // Aborted once the fake holds thread/start unanswered: a kill leaves it no time to note
+    // what came after (on Windows the Job Object ends at once, without a SIGTERM's grace).
     const events = await within(
       collect(turn, (e) => {
         if (e.type === 'started') {
-          abortedAt = Date.now()
-          turn.abort()
+          void eventually(() => log.methods().includes('thread/start'), 5000).then(() => {
+            abortedAt = Date.now()
+            turn.abort()
+          })
         }
       }),
-      5000,
+      10_000,
       'events',
     )
     const took = Date.now() - abortedAt

@@ -4,12 +4,12 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
 import {
-  FAKE,
   THREAD_ID,
   TURN_ID,
   assertOneTerminalLast,
   cleanupFakes,
   collect,
+  fakeCodexPath,
   fakeRun,
   tempDir,
   types,
@@ -222,7 +222,7 @@ describe('spawn failures', () => {
     const turn = runTurn({
       prompt: 'hi',
       cwd: join(dir, 'does', 'not', 'exist'),
-      codexPath: FAKE,
+      codexPath: fakeCodexPath(dir),
       env: { FAKE_LOG: log, FAKE_SCENARIO: 'minimal' },
     })
     const terminal = await within(turn.outcome, 5000, 'outcome')

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
 import type { RunTurnOptions } from '../../index.js'
-import { FAKE, FakeLog, cleanupFakes, collect, tempDir } from '../support/fake.js'
+import { FakeLog, cleanupFakes, collect, fakeCodexPath, tempDir } from '../support/fake.js'
 
 afterEach(cleanupFakes)
 
@@ -23,27 +23,27 @@ describe('runTurn option validation', () => {
   it('throws when prompt is missing', () => {
     const dir = tempDir()
     const log = join(dir, 'fake.log')
-    expectTypeError({ cwd: dir, codexPath: FAKE, env: { FAKE_LOG: log } }, /prompt/)
+    expectTypeError({ cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log } }, /prompt/)
     expect(existsSync(log)).toBe(false)
   })
 
   it('throws when cwd is relative', () => {
     const dir = tempDir()
     const log = join(dir, 'fake.log')
-    expectTypeError({ prompt: 'hi', cwd: 'relative/dir', codexPath: FAKE, env: { FAKE_LOG: log } }, /cwd/)
+    expectTypeError({ prompt: 'hi', cwd: 'relative/dir', codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log } }, /cwd/)
     expect(existsSync(log)).toBe(false)
   })
 
   it('throws when an option has the wrong type', () => {
     const dir = tempDir()
-    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, interruptGraceMs: 'x' }, /interruptGraceMs/)
-    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, requestTimeoutMs: 'soon' }, /requestTimeoutMs/)
-    expectTypeError({ prompt: 42, cwd: dir, codexPath: FAKE }, /prompt/)
+    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), interruptGraceMs: 'x' }, /interruptGraceMs/)
+    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), requestTimeoutMs: 'soon' }, /requestTimeoutMs/)
+    expectTypeError({ prompt: 42, cwd: dir, codexPath: fakeCodexPath(dir) }, /prompt/)
   })
 
   it('throws on an unknown access mode', () => {
     const dir = tempDir()
-    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, access: 'everything' }, /access/)
+    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), access: 'everything' }, /access/)
   })
 
   it('throws without options', () => {
@@ -53,15 +53,15 @@ describe('runTurn option validation', () => {
   it('throws on a grace or timeout that is not a non-negative integer (NaN and Infinity included)', () => {
     const dir = tempDir()
     for (const value of [NaN, Infinity, -Infinity, -1, 1.5]) {
-      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, interruptGraceMs: value }, /^options\.interruptGraceMs must be a non-negative integer/)
-      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, requestTimeoutMs: value }, /^options\.requestTimeoutMs must be a non-negative integer/)
+      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), interruptGraceMs: value }, /^options\.interruptGraceMs must be a non-negative integer/)
+      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), requestTimeoutMs: value }, /^options\.requestTimeoutMs must be a non-negative integer/)
     }
   })
 
   it('names a string cut through a character plainly, outside the prompt', () => {
     const dir = tempDir()
     const cut = '😀'.slice(0, 1)
-    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: FAKE, env: { A: `x${cut}` } }, /^options\.env\.A: contains an unpaired UTF-16 surrogate/)
+    expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), env: { A: `x${cut}` } }, /^options\.env\.A: contains an unpaired UTF-16 surrogate/)
   })
 })
 
@@ -70,7 +70,7 @@ describe('runTurn inputs that are not programming errors', () => {
     const dir = tempDir()
     const log = new FakeLog(join(dir, 'fake.log'))
     const prompt = `Say ${'😀'.slice(0, 1)}hello${'😀'.slice(1)}`
-    const events = await collect(runTurn({ prompt, cwd: dir, codexPath: FAKE, env: { FAKE_LOG: log.path } }))
+    const events = await collect(runTurn({ prompt, cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log.path } }))
     expect(events.at(-1)).toMatchObject({ type: 'terminal', status: 'completed' })
     expect(log.request('turn/start').params.input[0].text).toBe('Say \uFFFDhello\uFFFD')
   })
@@ -79,7 +79,7 @@ describe('runTurn inputs that are not programming errors', () => {
     const dir = tempDir()
     const file = join(dir, 'a-file')
     writeFileSync(file, 'x')
-    const events = await collect(runTurn({ prompt: 'hi', cwd: file, codexPath: FAKE }))
+    const events = await collect(runTurn({ prompt: 'hi', cwd: file, codexPath: fakeCodexPath(dir) }))
     expect(events.at(-1)).toMatchObject({
       type: 'terminal',
       status: 'failed',
@@ -91,7 +91,7 @@ describe('runTurn inputs that are not programming errors', () => {
     const dir = tempDir()
     const log = new FakeLog(join(dir, 'fake.log'))
     const events = await collect(
-      runTurn({ prompt: 'hi', cwd: dir, codexPath: FAKE, env: { FAKE_LOG: log.path }, signal: AbortSignal.abort() }),
+      runTurn({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log.path }, signal: AbortSignal.abort() }),
     )
     expect(events).toEqual([expect.objectContaining({ type: 'terminal', status: 'cancelled', cancellation: 'killed' })])
     expect(log.starts()).toEqual([])

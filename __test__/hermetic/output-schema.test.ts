@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { runTurn, runUtility, UtilityError } from '../../index.js'
 import type { UtilityOptions, UtilityResult } from '../../index.js'
-import { FAKE, FakeLog, cleanupFakes, fakeRun, tempDir } from '../support/fake.js'
+import { FakeLog, cleanupFakes, fakeCodexPath, fakeRun, tempDir } from '../support/fake.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
 afterEach(cleanupFakes)
@@ -30,7 +30,7 @@ async function utility<T>(outputSchema: UtilityOptions<T>['outputSchema'], text:
   const settled = await runUtility<T>({
     prompt: 'x',
     cwd: dir,
-    codexPath: FAKE,
+    codexPath: fakeCodexPath(dir),
     env: { FAKE_SCENARIO: 'minimal', FAKE_LOG: log.path, FAKE_TEXT: text },
     outputSchema,
   }).then(
@@ -45,11 +45,11 @@ async function utility<T>(outputSchema: UtilityOptions<T>['outputSchema'], text:
 async function refused(schema: object): Promise<TypeError> {
   const dir = tempDir()
   const log = join(dir, 'fake.log')
-  const error = await runUtility({ prompt: 'x', cwd: dir, codexPath: FAKE, env: { FAKE_LOG: log }, outputSchema: schema }).catch((e: unknown) => e)
+  const error = await runUtility({ prompt: 'x', cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log }, outputSchema: schema }).catch((e: unknown) => e)
   expect(error).toBeInstanceOf(TypeError)
   expect(existsSync(log), 'the fake was started').toBe(false)
   // runTurn refuses the same schema, synchronously.
-  expect(() => runTurn({ prompt: 'x', cwd: dir, codexPath: FAKE, env: { FAKE_LOG: log }, outputSchema: schema })).toThrow(TypeError)
+  expect(() => runTurn({ prompt: 'x', cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log }, outputSchema: schema })).toThrow(TypeError)
   return error as TypeError
 }
 

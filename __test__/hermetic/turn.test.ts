@@ -3,7 +3,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
 import {
-  FAKE,
   OTHER_THREAD_ID,
   OTHER_TURN_ID,
   PROMPT,
@@ -32,7 +31,7 @@ const messageText = (events: HarnessEvent[]) =>
 
 describe('happy turn', () => {
   it('maps every notification of a plain turn, in order, and ends with one completed terminal', async () => {
-    const { events, terminal, log, cwd } = await fakeRun('happy')
+    const { events, terminal, log, cwd, options } = await fakeRun('happy')
     const start = log.start()
     const sent = (method: string, i = 0) => log.sentMethod(method)[i]
     const init = log.request('initialize')
@@ -49,8 +48,9 @@ describe('happy turn', () => {
       {
         type: 'started',
         turnKey: expect.stringMatching(/^t\d+$/),
-        pid: start.pid,
-        codexPath: FAKE,
+        // On Windows the child is cmd.exe running the fake's codex.cmd; the fake is below it.
+        pid: process.platform === 'win32' ? expect.any(Number) : start.pid,
+        codexPath: options.codexPath,
         codexVersion: expect.toBeOneOf([null, '0.171.0']),
         userAgent: initResult.userAgent,
       },
@@ -94,7 +94,8 @@ describe('happy turn', () => {
 
     // The child: spawned as `<codexPath> app-server`, leading its own process group.
     expect(start.argv).toEqual(['app-server'])
-    expect(start.pgid).toBe(start.pid)
+    // A process group of its own on Unix; on Windows the Job Object holds the tree instead.
+    expect(start.pgid).toBe(process.platform === 'win32' ? null : start.pid)
 
     // The wire, as the fake received it.
     const received = log.received()

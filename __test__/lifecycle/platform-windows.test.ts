@@ -10,6 +10,7 @@
 // (behind a `.cmd` of the same form) does not, and only a kill ends it.
 //
 // Runs on Windows only (CI's Windows job); elsewhere the suite is skipped and says so.
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -129,5 +130,23 @@ describe.skipIf(!onWindows)('Windows: nothing outlives a turn (Job Objects)', ()
     // TerminateProcess: nothing of the host runs after it, not even an exit handler.
     await host.end()
     expect(await eventually(() => ![shim, server].some(isRunning), BOUND_MS), 'cmd.exe and the fake after the host died').toBe(true)
+  })
+
+  it('the host is ended by taskkill /F mid-turn: the Job Object ends the fake and the grandchild it started detached', async () => {
+    const { options, log } = lingeringTurn('hang', { FAKE_GRANDCHILD: 'detached-node' })
+    const host = new Host('SIGKILL', options)
+    hosts.push(host)
+    await host.until((e) => e.type === 'turnStarted', BOUND_MS)
+    const server = await lingering(log, 'turn/start')
+    const grandchild = log.events('grandchild')[0]?.pid as number | undefined
+    expect(grandchild, 'the fake logged its detached grandchild').toBeTypeOf('number')
+    seen.push(grandchild!)
+    expect(isRunning(grandchild!), 'the grandchild runs while the host does').toBe(true)
+    const shim = host.started()!.pid
+    seen.push(shim)
+    // As Task Manager or a supervisor ends an app.
+    execFileSync('taskkill', ['/F', '/PID', String(host.pid)], { stdio: 'ignore' })
+    await host.exited
+    expect(await eventually(() => ![shim, server, grandchild!].some(isRunning), BOUND_MS), 'cmd.exe, the fake and its grandchild after the host died').toBe(true)
   })
 })

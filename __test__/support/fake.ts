@@ -1,13 +1,27 @@
 // Helpers for the hermetic suite: run a turn against the fake app-server
 // (__test__/fixtures/fake-app-server.mjs) and read what the fake saw.
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { runTurn } from '../../index.js'
 import type { HarnessEvent, RunTurnOptions, TerminalEvent, Turn } from '../../index.js'
-import { eventually, liveInGroup } from './procs.js'
+import { eventually, isRunning, liveInGroup } from './procs.js'
 
 export const FAKE = resolve(__dirname, '../fixtures/fake-app-server.mjs')
+
+/**
+ * The fake as `codexPath` in `dir`: the script itself on Unix (its `#!` line runs Node); on
+ * Windows a `codex.cmd` beside it that runs it with this Node, as npm's shim runs Codex.
+ */
+export function fakeCodexPath(dir: string): string {
+  if (process.platform !== 'win32') return FAKE
+  const path = join(dir, 'codex.cmd')
+  writeFileSync(path, `@"${process.execPath}" "${FAKE}" %*\r\n`)
+  return path
+}
+
+/** The live processes a fake's start left: its process group on Unix; on Windows (one Job Object a turn, ended whole) the fake itself. */
+const leftBy = (pid: number) => (process.platform === 'win32' ? [pid].filter(isRunning) : liveInGroup(pid))
 
 // Ids the fake uses (see the fixture).
 export const THREAD_ID = '01a22f3f-395c-74e0-a930-8f8e7ca0b3f0'
@@ -42,10 +56,10 @@ export async function cleanupFakes(): Promise<void> {
   const leaked: string[] = []
   for (const run of runs.splice(0)) {
     for (const start of run.log.starts()) {
-      const ok = await eventually(() => liveInGroup(start.pid).length === 0, 3000)
+      const ok = await eventually(() => leftBy(start.pid).length === 0, 3000)
       if (!ok) {
-        leaked.push(`${run.scenario}: group ${start.pid} still has ${liveInGroup(start.pid).join(',')}`)
-        for (const pid of liveInGroup(start.pid)) {
+        leaked.push(`${run.scenario}: group ${start.pid} still has ${leftBy(start.pid).join(',')}`)
+        for (const pid of leftBy(start.pid)) {
           try {
             process.kill(pid, 'SIGKILL')
           } catch {
@@ -185,7 +199,7 @@ export function fakeTurn(scenario: string, extra: FakeOptions = {}): FakeRun {
   const options: RunTurnOptions = {
     prompt: PROMPT,
     cwd: dir,
-    codexPath: FAKE,
+    codexPath: fakeCodexPath(dir),
     ...rest,
     env: { ...env, FAKE_SCENARIO: scenario, FAKE_LOG: log.path, ...fake },
   }

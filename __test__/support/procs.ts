@@ -131,3 +131,34 @@ export function runningInGroup(pgid: number): number[] {
     .filter((p) => p.pgid === pgid && !p.stat.startsWith('Z'))
     .map((p) => p.pid)
 }
+
+/** A process of the Windows process table. */
+export interface WindowsProcess {
+  pid: number
+  ppid: number
+  name: string
+}
+
+/**
+ * Every process, on Windows: from `wmic` (Windows 10, and Wine, whose wmic prints its table
+ * whatever the format asked), else PowerShell's CIM (Windows 11 without wmic). The columns
+ * come in the order Name, ParentProcessId, ProcessId.
+ */
+export function windowsProcesses(): WindowsProcess[] {
+  const parse = (text: string) =>
+    text
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .map((line) => (line.includes(',') ? line.split(',').slice(-3) : line.split(/\s+/)))
+      .filter((f) => f.length >= 3 && /^\d+$/.test(f.at(-1)!) && /^\d+$/.test(f.at(-2)!))
+      .map((f) => ({ name: f.slice(0, -2).join(' '), ppid: Number(f.at(-2)), pid: Number(f.at(-1)) }))
+  try {
+    const out = execFileSync('wmic', ['process', 'get', 'Name,ParentProcessId,ProcessId', '/format:csv'], { encoding: 'utf16le' })
+    const found = parse(out.replace(/^\uFEFF/, '').replaceAll('\0', ''))
+    if (found.length) return found
+  } catch {
+    // no wmic here
+  }
+  const script = 'Get-CimInstance Win32_Process | ForEach-Object { "$($_.Name),$($_.ParentProcessId),$($_.ProcessId)" }'
+  return parse(execFileSync('powershell', ['-NoProfile', '-Command', script], { encoding: 'utf8' }))
+}

@@ -180,7 +180,7 @@ describe('writeFakeCodex: each failure source', () => {
     const rejected = await play({ answer: { 'thread/start': { error: { code: -32600, message: 'failed to load configuration: bad config.toml' } } } })
     expect(rejected.terminal.failure).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_FAILED', message: 'failed to load configuration: bad config.toml' })
 
-    const silent = await play({ answer: { 'turn/start': 'never' } }, { requestTimeoutMs: 300 })
+    const silent = await play({ answer: { 'turn/start': 'never' } }, { requestTimeoutMs: 2000 })
     expect(silent.terminal.failure).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', detail: { method: 'turn/start' } })
   })
 
@@ -230,7 +230,7 @@ describe('writeFakeCodex: hangs and interrupts', () => {
 })
 
 describe('writeFakeCodex: the executable', () => {
-  it('runs under a Node whose path has spaces and one too long for #!, through /bin/sh', async () => {
+  it.skipIf(process.platform === 'win32')('runs under a Node whose path has spaces and one too long for #!, through /bin/sh (Unix)', async () => {
     const dir = scratchDir('rennet kit with spaces ')
     const spaced = join(dir, 'node bin', 'node')
     const long = join(dir, 'x'.repeat(60), 'y'.repeat(60), 'node')
