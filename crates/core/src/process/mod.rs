@@ -82,13 +82,52 @@ impl ExitInfo {
         }
     }
 
-    /// As a verb: `exited with code 3`, `was killed by signal 9`.
+    /// As a verb: `exited with code 3`, `was killed by signal 9 (SIGKILL)`.
     pub fn how(&self) -> String {
         match (self.code, self.signal) {
             (Some(code), _) => format!("exited with code {code}"),
-            (None, Some(signal)) => format!("was killed by signal {signal}"),
+            (None, Some(signal)) => match signal_name(signal) {
+                Some(name) => format!("was killed by signal {signal} ({name})"),
+                None => format!("was killed by signal {signal}"),
+            },
             (None, None) => "exited".to_string(),
         }
+    }
+
+    pub fn killed_by_signal(&self) -> bool {
+        self.code.is_none() && self.signal.is_some()
+    }
+}
+
+/// The usual name of a signal that ends a process, where this platform has it: numbers differ
+/// between systems (`SIGBUS` is 7 on Linux, 10 on macOS), names do not.
+fn signal_name(signal: i32) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        let names = [
+            (libc::SIGHUP, "SIGHUP"),
+            (libc::SIGINT, "SIGINT"),
+            (libc::SIGQUIT, "SIGQUIT"),
+            (libc::SIGILL, "SIGILL"),
+            (libc::SIGTRAP, "SIGTRAP"),
+            (libc::SIGABRT, "SIGABRT"),
+            (libc::SIGBUS, "SIGBUS"),
+            (libc::SIGFPE, "SIGFPE"),
+            (libc::SIGKILL, "SIGKILL"),
+            (libc::SIGSEGV, "SIGSEGV"),
+            (libc::SIGPIPE, "SIGPIPE"),
+            (libc::SIGALRM, "SIGALRM"),
+            (libc::SIGTERM, "SIGTERM"),
+            (libc::SIGUSR1, "SIGUSR1"),
+            (libc::SIGUSR2, "SIGUSR2"),
+            (libc::SIGXCPU, "SIGXCPU"),
+        ];
+        names.iter().find(|(n, _)| *n == signal).map(|(_, name)| *name)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = signal;
+        None
     }
 }
 
