@@ -147,6 +147,7 @@ fn spawn_reason(what: &str, e: &SpawnError) -> String {
         SpawnError::NotFound(m) => format!("{what} could not be started: not found ({m})"),
         SpawnError::NotExecutable(m) => format!("{what} could not be started: not executable ({m})"),
         SpawnError::CwdNotFound(m) | SpawnError::Other(m) => format!("{what} could not be started: {m}"),
+        SpawnError::GuardUnavailable(why) => format!("{what} was not started: {why}"),
     }
 }
 

@@ -185,6 +185,8 @@ pub enum SpawnError {
     NotFound(String),
     NotExecutable(String),
     CwdNotFound(String),
+    /// No host-death guard could watch the child: it was not started (or ended at once).
+    GuardUnavailable(guard::Unavailable),
     Other(String),
 }
 
@@ -195,6 +197,7 @@ impl std::fmt::Display for SpawnError {
             | SpawnError::NotExecutable(m)
             | SpawnError::CwdNotFound(m)
             | SpawnError::Other(m) => f.write_str(m),
+            SpawnError::GuardUnavailable(why) => write!(f, "{why}"),
         }
     }
 }
@@ -269,14 +272,17 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
     let mut wrapped = CommandWrap::from(command);
     platform::wrap(&mut wrapped, spec.scope);
     wrapped.wrap(KillOnDrop);
-    // Before the child starts, so that the guard runs when it does.
-    let mut ticket = guard::ticket();
+    // Before the child starts, so that the guard runs when it does; without one, nothing starts.
+    let mut ticket = guard::ticket().map_err(SpawnError::GuardUnavailable)?;
     let mut inner = wrapped.spawn().map_err(|e| classify_spawn_error(&spec.program, e))?;
     let pid = inner.id().unwrap_or(0);
     let start = table::entry(pid as i32).map(|e| e.start);
     let kind = if spec.scope == Scope::Tree { guard::Kind::Tree } else { guard::Kind::Group };
     let pipe = inner.stdin().take();
-    let release = ticket.register(pid, start, kind, pipe.as_ref().and_then(platform::raw_fd));
+    let (release, unwatched) = match ticket.register(pid, start, kind, pipe.as_ref().and_then(platform::raw_fd)) {
+        Ok(release) => (release, None),
+        Err(why) => (None, Some(why)),
+    };
     let mut tree = Tree::new(marker.map(|m| Marker::exact(TREE_MARKER_VAR, &m)));
     match spec.scope {
         Scope::Tree => tree.add_root(pid as i32, start),
@@ -285,7 +291,7 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
     let stdin = pipe.map(|pipe| Stdin { _release: release, pipe });
     let stdout = inner.stdout().take();
     let stderr = stderr::drain(inner.stderr().take().expect("stderr is piped"), &spec.secrets, on_stderr);
-    Ok(Child {
+    let child = Child {
         inner,
         pid,
         exit: None,
@@ -295,7 +301,12 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
         _ticket: ticket,
         stdin,
         stdout,
-    })
+    };
+    match unwatched {
+        // The guard died between the ticket and the child: the child's `Drop` ends it at once.
+        Some(why) => Err(SpawnError::GuardUnavailable(why)),
+        None => Ok(child),
+    }
 }
 
 fn check_launch(spec: &Spec) -> Result<(), SpawnError> {
