@@ -142,7 +142,7 @@ const NEEDED: bool = cfg!(unix);
 /// with `RENNET_HOST_GUARD=off` (host death is tested through the addon, `__test__/lifecycle`),
 /// unless a test puts a location in place for its thread ([`testing::Located`]).
 fn located() -> Located {
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     if let Some(located) = testing::LOCATED.with(|l| l.borrow().clone()) {
         return located;
     }
@@ -161,7 +161,8 @@ pub(crate) enum Located {
     Off,
 }
 
-#[cfg(test)]
+// Only Unix has a guard to test.
+#[cfg(all(test, unix))]
 pub(crate) mod testing {
     use super::Located;
     use std::cell::RefCell;
@@ -823,6 +824,7 @@ mod tests {
     }
 
     /// Whether the tests below may rely on this process's environment not naming a guard.
+    #[cfg(unix)]
     fn switch_unset() -> bool {
         let unset = std::env::var_os(SWITCH_VAR).is_none();
         if !unset {
