@@ -14,7 +14,7 @@ afterEach(cleanupFakes)
 const ROOT = resolve(__dirname, '../..')
 const PROBE = resolve(__dirname, '../fixtures/guard-probe.mjs')
 const GUARD = join(ROOT, 'rennet-codex-guard')
-const switched = process.env.RENNET_HOST_GUARD !== undefined
+const switched = Boolean(process.env.RENNET_HOST_GUARD)
 
 interface Seen {
   discovery: Discovery
@@ -120,5 +120,9 @@ describe.skipIf(process.platform === 'win32')('the host-death guard (Unix)', () 
     expect(assertOneTerminalLast(seen.events)).toMatchObject({ status: 'completed', failure: null })
     expect(seen.discovery.hostGuard).toEqual({ available: false, path: null, reason: expect.stringMatching(/switched off \(RENNET_HOST_GUARD=off\)/) })
     expect(log.starts()).toHaveLength(1)
+    // Emptied, the variable is unset: the guard beside the addon again.
+    const emptied = probe({ RENNET_HOST_GUARD: '' }, { prompt: 'hi', cwd: dir, codexPath: codex, env: { FAKE_LOG: log.path } })
+    expect(emptied.discovery.hostGuard).toEqual({ available: true, path: GUARD, reason: null })
+    expect(assertOneTerminalLast(emptied.events)).toMatchObject({ status: 'completed', failure: null })
   })
 })

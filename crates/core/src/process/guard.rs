@@ -35,7 +35,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// `off` runs turns without a guard; an absolute path names the guard executable to use.
+/// `off` runs turns without a guard; an absolute path names the guard executable to use; empty
+/// is the same as unset (the guard beside the addon).
 pub const SWITCH_VAR: &str = "RENNET_HOST_GUARD";
 /// The guard executable's name in the platform package, next to the addon.
 pub const EXECUTABLE_NAME: &str = "rennet-codex-guard";
@@ -190,7 +191,8 @@ pub(crate) mod testing {
 /// The guard executable to start: `None` when switched off. [`SWITCH_VAR`] wins over where the
 /// binding found it.
 fn resolve(switch: Option<&std::ffi::OsStr>, located: Located) -> Result<Option<PathBuf>, Unavailable> {
-    match switch {
+    // An emptied variable (`RENNET_HOST_GUARD=`) unsets it, as environments often do.
+    match switch.filter(|value| !value.is_empty()) {
         Some(value) if value == "off" => Ok(None),
         Some(value) if std::path::Path::new(value).is_absolute() => Ok(Some(PathBuf::from(value))),
         Some(value) => {
@@ -212,7 +214,7 @@ fn resolve(switch: Option<&std::ffi::OsStr>, located: Located) -> Result<Option<
 
 /// Whether `program` is a file this process may run.
 fn check_executable(program: &std::path::Path) -> Result<(), Unavailable> {
-    let origin = if std::env::var_os(SWITCH_VAR).is_some() {
+    let origin = if std::env::var_os(SWITCH_VAR).is_some_and(|v| !v.is_empty()) {
         format!("named by {SWITCH_VAR}")
     } else {
         "next to the native addon".to_string()
@@ -826,7 +828,7 @@ mod tests {
     /// Whether the tests below may rely on this process's environment not naming a guard.
     #[cfg(unix)]
     fn switch_unset() -> bool {
-        let unset = std::env::var_os(SWITCH_VAR).is_none();
+        let unset = std::env::var_os(SWITCH_VAR).is_none_or(|v| v.is_empty());
         if !unset {
             eprintln!("{SWITCH_VAR} is set for this run: the tests that read it themselves are left out");
         }
@@ -843,6 +845,7 @@ mod tests {
         assert_eq!(resolve(Some(named), Located::Unknown), Ok(Some(PathBuf::from("/elsewhere/guard"))));
         assert_eq!(resolve(None, at()), Ok(Some(PathBuf::from("/pkg/rennet-codex-guard"))));
         assert_eq!(resolve(None, Located::Off), Ok(None));
+        assert_eq!(resolve(Some(std::ffi::OsStr::new("")), at()), Ok(Some(PathBuf::from("/pkg/rennet-codex-guard"))));
         let relative = resolve(Some(std::ffi::OsStr::new("guard")), at()).unwrap_err();
         assert!(relative.reason.contains("must be \"off\" or an absolute path"), "{relative:?}");
         let unknown = resolve(None, Located::Unknown).unwrap_err();
