@@ -36,8 +36,9 @@ export declare class NativeTurn {
 /**
  * Finds the user's Codex CLI. `optionsJson` is the JSON text of
  * `{locus?: {wsl: {distro}}, env?: Record<string, string>, refresh?: boolean}`; the answer is
- * the JSON text of the `Discovery` report. Results are cached per locus and environment
- * for the life of the process; `refresh: true` probes again. Invalid options reject with
+ * the JSON text of the `Discovery` report, with `hostGuard` as things stand now. Results
+ * are cached per locus and environment for the life of the process (`hostGuard` never is);
+ * `refresh: true` probes again. Invalid options reject with
  * `InvalidArg` and a message naming the option.
  */
 export declare function discoverCodex(optionsJson?: string | undefined | null): Promise<string>

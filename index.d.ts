@@ -22,6 +22,7 @@ export type FailureCode =
   | 'CODEX_NOT_EXECUTABLE'
   | 'CWD_NOT_FOUND'
   | 'SPAWN_FAILED'
+  | 'HOST_GUARD_UNAVAILABLE'
   | 'NATIVE_ADDON_UNAVAILABLE'
   | 'MCP_NOT_LOOPBACK'
   | 'MCP_POLICY_INVALID'
@@ -226,8 +227,23 @@ export interface CodexCandidate {
   reason: string | null
 }
 
+/**
+ * The package's host-death guard (`rennet-codex-guard`, Unix), as the next turn would find it.
+ * Without it a turn fails with `HOST_GUARD_UNAVAILABLE` unless `RENNET_HOST_GUARD=off`.
+ */
+export interface HostGuard {
+  /** A turn may start guarded: the guard runs, or its executable is in place (Windows: always, Job Objects). */
+  available: boolean
+  /** The guard executable; `null` on Windows, when switched off, or when its location is unknown. */
+  path: string | null
+  /** Why it is not available (missing, not executable, switched off…); `null` when it is. */
+  reason: string | null
+}
+
 export interface Discovery {
   available: boolean
+  /** Whether the children of a turn would be ended if this process died (looked at on every call). */
+  hostGuard: HostGuard
   /** The highest-ranked usable candidate. */
   selected: CodexCandidate | null
   /** Every candidate considered, in rank order. */

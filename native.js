@@ -118,7 +118,15 @@ function unavailableBinding(error) {
   return {
     startTurn: () => new UnavailableTurn(),
     discoverCodex: async () =>
-      JSON.stringify({ available: false, selected: null, candidates: [], reason: message, supportedVersions }),
+      JSON.stringify({
+        available: false,
+        // Nothing can start without the addon, guarded or not.
+        hostGuard: { available: false, path: null, reason: message },
+        selected: null,
+        candidates: [],
+        reason: message,
+        supportedVersions,
+      }),
     // No core, nothing to log.
     setLogger() {},
     mcpInventory: unavailable,

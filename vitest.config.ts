@@ -9,5 +9,7 @@ export default defineConfig({
     // Real Codex children are heavy on a 2-core machine; files run one after another.
     fileParallelism: false,
     reporters: ['default'],
+    // Marks every process of the run; at its end, fails it for any such process left.
+    globalSetup: ['__test__/support/leftovers.ts'],
   },
 })

@@ -10,7 +10,10 @@
 // and runs from the workspace root, as a developer there would:
 //
 //   pnpm install
-//   nx run rennet-adapters:build                       (then again: it must come from the cache)
+//   nx run rennet-adapters:build                       (then again with the build's files removed,
+//                                                       as in a fresh clone: it must restore them
+//                                                       from the cache, the guard beside the addon
+//                                                       included)
 //   nx run rennet-adapters:real-mcp-isolation:fixture
 //   nx run @rennet/desktop:typecheck
 //   nx run @rennet/desktop:test                        (a real turn: the pinned Codex against the
@@ -21,7 +24,7 @@
 // (CARGO_TARGET_DIR), so nothing is downloaded or compiled twice. `--keep` keeps the workspace.
 
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -186,10 +189,14 @@ it('runs a turn with the pinned Codex against the loopback model', async () => {
   expect(answer.kinds.at(-1)).toBe('terminal')
 })
 
-it('finds the pinned Codex when pointed at it', async () => {
+it('finds the pinned Codex when pointed at it, with the host-death guard beside the addon', async () => {
   const report = await discoverCodex({ env: { RENNET_CODEX_BIN: home.codexPath, HOME: home.home }, refresh: true })
   expect(report.available).toBe(true)
   expect(report.selected?.path).toBe(home.codexPath)
+  // The build replayed from the cache brought the guard back too (without it the turn above
+  // would have failed with HOST_GUARD_UNAVAILABLE).
+  expect(report.hostGuard).toMatchObject({ available: true, reason: null })
+  expect(report.hostGuard.path?.endsWith('/packages/codex/rennet-codex-guard'), String(report.hostGuard.path)).toBe(true)
 })
 
 it('rejects a utility call whose Codex does not exist with a UtilityError', async () => {
@@ -226,6 +233,24 @@ describe.skipIf(!live)('live Codex (skipped unless RENNET_LIVE_CODEX=1)', () => 
   )
 }
 
+/**
+ * The addon and, where the platform needs it, the host-death guard beside it (where the addon
+ * looks for it), executable: without it every turn of the app fails HOST_GUARD_UNAVAILABLE.
+ */
+function checkBuilt(what) {
+  const project = join(scratch, 'packages/codex')
+  const addons = readdirSync(project).filter((f) => /^rennet-codex\..+\.node$/.test(f))
+  if (addons.length !== 1) fail(`${what}: expected one addon in packages/codex, found ${JSON.stringify(addons)}`)
+  if (process.platform === 'win32') return
+  const guard = join(project, 'rennet-codex-guard')
+  try {
+    accessSync(guard, constants.X_OK)
+  } catch (e) {
+    fail(`${what}: no executable host-death guard beside the addon ${addons[0]} (${guard}: ${e.code ?? e.message})`)
+  }
+  console.log(`${what}: ${addons[0]} with rennet-codex-guard beside it`)
+}
+
 function fail(message) {
   console.error(`workspace:check: ${message}`)
   process.exitCode = 1
@@ -242,6 +267,8 @@ const env = {
   CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR || join(ROOT, 'target'),
   RENNET_LIVE_CODEX: '',
   RENNET_CODEX_BIN: '',
+  // The app's turn must find the guard beside the addon, not one named from outside.
+  RENNET_HOST_GUARD: '',
   NAPI_RS_NATIVE_LIBRARY_PATH: '',
   FORCE_COLOR: '0',
   NO_COLOR: '1',
@@ -275,7 +302,15 @@ try {
   const nx = (...args) => ['exec', 'nx', ...args, '--outputStyle=static']
   step('install', 'pnpm', ['install', '--prefer-offline'])
   step('build', 'pnpm', nx('run', 'rennet-adapters:build'), { expect: [/Successfully ran target build/] })
-  step('build again', 'pnpm', nx('run', 'rennet-adapters:build'), { expect: [/local cache|existing outputs match the cache/] })
+  checkBuilt('the build')
+  // A fresh clone has none of the build's files: Nx restores only the declared outputs, and
+  // whatever it does not restore is missing where the addon looks for it.
+  const project = join(scratch, 'packages/codex')
+  const built = readdirSync(project).filter((f) => /^rennet-codex\..+\.node$|^rennet-codex-guard$|^binding\.(js|d\.ts)$/.test(f))
+  for (const file of built) rmSync(join(project, file))
+  console.log(`removed the build's files before the replay: ${built.join(', ')}`)
+  step('build again', 'pnpm', nx('run', 'rennet-adapters:build'), { expect: [/\[local cache\]/] })
+  checkBuilt('the build replayed from the cache')
   step('MCP isolation proof', 'pnpm', nx('run', 'rennet-adapters:real-mcp-isolation:fixture'))
   step('app type check', 'pnpm', nx('run', '@rennet/desktop:typecheck'))
   step('app tests', 'pnpm', nx('run', '@rennet/desktop:test'), {

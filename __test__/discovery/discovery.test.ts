@@ -55,7 +55,7 @@ describe('discoverCodex', () => {
     expect(byPath.get(tooOld)).toMatchObject({ usable: false, version: '0.149.0' })
     expect(byPath.get(tooOld)?.reason).toMatch(/older than 0\.150\.0/)
     expect(byPath.get(hangs)?.reason).toMatch(/did not answer `initialize` within 800 ms/)
-    expect(byPath.get(garbage)?.reason).toMatch(/exited before answering `initialize` \(exit code 3\); it printed: not json at all/)
+    expect(byPath.get(garbage)?.reason).toMatch(/exited with code 3 without answering `initialize`; it printed: not json at all/)
     expect(d.selected?.path).toBe(good)
     expect(d.candidates.map((c) => c.usable)).toEqual([false, false, false, false, false, true])
 

@@ -42,8 +42,6 @@ interface Run {
   cwd: GitCwd
   host?: Host
   ready: Promise<Ready>
-  /** What was found, for the last-resort cleanup. */
-  seen: number[]
   marker?: string
 }
 
@@ -86,7 +84,7 @@ async function prepare(run: Run): Promise<Ready> {
   }
   const child = host.started()!.pid
   const all = [...marked(marker).keys()]
-  run.seen.push(child, ...all)
+  host.track([child, ...all])
   return { host, marker, guard, child, sleeps, marked: all }
 }
 
@@ -96,7 +94,7 @@ describe.skipIf(process.platform !== 'linux')('the host dies mid-turn (Linux, re
   beforeAll(async () => {
     for (const [death, unguarded] of [...DEATHS.map((d) => [d, false] as const), ['SIGKILL', true] as const]) {
       const mock = await start([execCommandResponse(COMMAND, { yieldTimeMs: 1000 }), hang()])
-      const run: Run = { death, unguarded, mock, home: createCodexHome({ baseUrl: mock.url }), cwd: createGitCwd(), seen: [], ready: null! }
+      const run: Run = { death, unguarded, mock, home: createCodexHome({ baseUrl: mock.url }), cwd: createGitCwd(), ready: null! }
       run.ready = prepare(run)
       // Each test awaits its own; this keeps an early failure from being unhandled meanwhile.
       run.ready.catch(() => {})
@@ -105,21 +103,16 @@ describe.skipIf(process.platform !== 'linux')('the host dies mid-turn (Linux, re
   })
 
   afterAll(async () => {
+    // A failed test must not leave sleeps running for minutes: each host's turn is ended by its
+    // marker, guard or not. After tests that all passed there is nothing to kill.
+    const killed: string[] = []
     for (const run of runs) {
-      await run.host?.dispose()
-      // A failed test must not leave sleeps running for minutes.
-      const left = [...run.seen, ...(run.marker ? marked(run.marker).keys() : [])].filter(isAlive)
-      for (const pid of left) {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {
-          // gone meanwhile
-        }
-      }
+      if (run.host) killed.push(...(await run.host.dispose()))
       await run.mock.close()
       run.home.cleanup()
       run.cwd.cleanup()
     }
+    if (killed.length) throw new Error(`the clean-up had to kill what the tests left:\n${killed.join('\n')}`)
   })
 
   for (const death of DEATHS) {
@@ -150,5 +143,7 @@ describe.skipIf(process.platform !== 'linux')('the host dies mid-turn (Linux, re
     // session stays.
     expect(await eventually(() => !isAlive(child), SETTLE_MS), 'the child left on EOF').toBe(true)
     expect(running([sleeps['301']]), 'the setsid sleep after the child left').toEqual([sleeps['301']])
+    // What the control left is expected: ended here, so that the clean-up sees only leaks.
+    expect(await host.dispose()).toContainEqual(expect.stringMatching(/^\d+: sleep 301$/))
   })
 })

@@ -16,8 +16,12 @@ const SETTLE_MS = 15_000
 
 const hosts: Host[] = []
 afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.dispose()
+  // Ends what each host's turn started whether or not the test got as far as its guard: a
+  // child that ignores SIGTERM must not run on for minutes after a failed test.
+  const killed: string[] = []
+  for (const host of hosts.splice(0)) killed.push(...(await host.dispose()))
   await cleanupFakes()
+  if (killed.length) throw new Error(`the clean-up had to kill what the test left:\n${killed.join('\n')}`)
 })
 
 async function hostWithTurn(death: Death, fake: Record<string, string> = {}, env: Record<string, string> = {}) {
@@ -35,9 +39,12 @@ async function hostWithTurn(death: Death, fake: Record<string, string> = {}, env
   )
   hosts.push(host)
   await host.until((e) => e.type === 'turnStarted')
-  expect(await eventually(() => log.events('grandchild').length === GRANDCHILDREN.length, SETTLE_MS)).toBe(true)
+  const allStarted = await eventually(() => log.events('grandchild').length === GRANDCHILDREN.length, SETTLE_MS)
   const child = log.start()
   const victims = [child.pid, ...log.events('grandchild').map((g) => g.pid as number)]
+  // Before any assertion: a test that fails from here on still has them ended.
+  host.track(victims)
+  expect(allStarted).toBe(true)
   expect(running(victims), 'the turn and its grandchildren run').toEqual(victims)
   return { host, log, child, victims }
 }

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { HarnessEvent, RunTurnOptions } from '../../index.js'
-import { allProcesses, eventually, isAlive, psProcesses } from '../support/procs.js'
+import { allProcesses, eventually, identify, isAlive, killLeftovers, psProcesses, type ProcessRef } from '../support/procs.js'
 
 const HOST = resolve(__dirname, '../fixtures/host.mjs')
 
@@ -18,6 +18,8 @@ export class Host {
   readonly notes: { host: string }[] = []
   readonly exited: Promise<number | string | null>
   private readonly proc: ChildProcess
+  /** Processes of the host's turn a test saw, for the clean-up. */
+  private readonly seen: ProcessRef[] = []
 
   constructor(
     readonly death: Death,
@@ -102,12 +104,26 @@ export class Host {
     }
   }
 
-  /** Removes the host if it is still there. */
-  async dispose(): Promise<void> {
+  /** Notes processes of the host's turn, so that the clean-up ends them if nothing else did. */
+  track(pids: number[]): void {
+    for (const pid of pids) {
+      const ref = identify(pid)
+      if (ref) this.seen.push(ref)
+    }
+  }
+
+  /**
+   * Removes the host if it is still there, then whatever its turn started that is still
+   * running, ended by its guard or not: everything carrying the host's marker (by its pid
+   * part, which needs no guard to read it from) and every process [`track`] noted. Returns
+   * what had to be killed (Linux): after a test that passed, nothing.
+   */
+  async dispose(): Promise<string[]> {
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
       this.proc.kill('SIGKILL')
       await this.exited
     }
+    return killLeftovers(`${this.pid}-`, this.seen)
   }
 }
 

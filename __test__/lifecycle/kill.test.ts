@@ -13,9 +13,15 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent, TerminalEvent } from '../../index.js'
 import { expectNothingLeft } from '../faults/support.js'
 import { assertOneTerminalLast, cleanupFakes, collect, fakeTurn, within } from '../support/fake.js'
-import { eventually, isAlive, liveInGroup } from '../support/procs.js'
+import { eventually, isAlive, killLeftovers, liveInGroup } from '../support/procs.js'
 
-afterEach(cleanupFakes)
+afterEach(async () => {
+  // This process is the turns' host: whatever carries its marker once a test is over was left
+  // by it (a wedged child that a failed kill did not end), and is ended here.
+  const killed = await killLeftovers(`${process.pid}-`)
+  await cleanupFakes()
+  if (killed.length) throw new Error(`the clean-up had to kill what the test left:\n${killed.join('\n')}`)
+})
 
 /** The child ignores everything but SIGKILL. */
 const WEDGED = { FAKE_INTERRUPT: 'ignore', FAKE_LINGER: '1', FAKE_IGNORE_SIGTERM: '1' }

@@ -108,6 +108,7 @@ function expectUnavailable(result: Probe) {
   const failure = outcome.failure!
   expect(failure).toMatchObject({ source: 'spawn', code: 'NATIVE_ADDON_UNAVAILABLE' })
   expect(failure.message).toBe(discovery.reason)
+  expect(discovery.hostGuard).toEqual({ available: false, path: null, reason: failure.message })
   expect(failure.message).not.toMatch(/npm has a bug/)
   expect(utility).toMatchObject({ name: 'UtilityError', isUtilityError: true, source: 'spawn', code: 'NATIVE_ADDON_UNAVAILABLE', message: failure.message })
   expect(utility.terminal).toEqual(outcome)

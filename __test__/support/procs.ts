@@ -162,3 +162,74 @@ export function windowsProcesses(): WindowsProcess[] {
   const script = 'Get-CimInstance Win32_Process | ForEach-Object { "$($_.Name),$($_.ParentProcessId),$($_.ProcessId)" }'
   return parse(execFileSync('powershell', ['-NoProfile', '-Command', script], { encoding: 'utf8' }))
 }
+
+/** The variable the suite's global setup gives every process of one test run (and so every child). */
+export const RUN_VAR = 'RENNET_TEST_RUN'
+
+/** A process named by pid and start time: a pid reused by another process is not it. */
+export interface ProcessRef {
+  pid: number
+  start: string
+}
+
+/** The start time of `pid` in clock ticks since boot, field 22 of /proc/<pid>/stat. */
+function startOf(pid: number): string | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19] ?? null
+  } catch {
+    return null
+  }
+}
+
+/** `pid` as it is now, to be killed later only if it is still the same process. */
+export function identify(pid: number): ProcessRef | null {
+  const start = startOf(pid)
+  return start === null ? null : { pid, start }
+}
+
+/** The environment a process was started with ({} once it is gone or not ours to read). */
+export function environOf(pid: number): Map<string, string> {
+  try {
+    const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)
+    return new Map(entries.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]))
+  } catch {
+    return new Map()
+  }
+}
+
+/** `pid: argv` for a report. */
+export function describeProcess(pid: number): string {
+  try {
+    return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`
+  } catch {
+    return `${pid}: (gone)`
+  }
+}
+
+/**
+ * Kills (SIGKILL) every live process of this test run whose marker starts with `prefix`
+ * (`RENNET_CODEX_TREE=<prefix>…`), and each of `refs` still the process it was, then waits
+ * (bounded) until they are gone. Returns what it killed: a clean-up that had work to do.
+ * Processes of other runs on the machine are never touched: with a run id set, a process must
+ * carry it too.
+ */
+export async function killLeftovers(prefix: string | null, refs: ProcessRef[] = []): Promise<string[]> {
+  // Markers and start times come from /proc; elsewhere the suites keep their own lists.
+  if (process.platform !== 'linux') return []
+  const run = process.env[RUN_VAR]
+  const ours = (pid: number) => run === undefined || environOf(pid).get(RUN_VAR) === run
+  const victims = new Set<number>()
+  if (prefix !== null) for (const pid of liveWithMarker(prefix, { prefix: true })) if (ours(pid)) victims.add(pid)
+  for (const ref of refs) if (isAlive(ref.pid) && startOf(ref.pid) === ref.start) victims.add(ref.pid)
+  const killed = [...victims].map(describeProcess)
+  for (const pid of victims) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // gone meanwhile
+    }
+  }
+  await eventually(() => [...victims].every((pid) => !isAlive(pid)), 10_000)
+  return killed
+}

@@ -10,3 +10,11 @@ export function finalText(event: codex.HarnessEvent): string | null {
 }
 
 export const discover: () => Promise<codex.Discovery> = () => codex.discoverCodex()
+
+export async function guarded(): Promise<string | null> {
+  const { hostGuard } = await codex.discoverCodex()
+  const available: boolean = hostGuard.available
+  // @ts-expect-error the guard's path may be null (Windows, switched off, location unknown)
+  const path: string = hostGuard.path
+  return available ? path : hostGuard.reason
+}

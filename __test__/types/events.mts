@@ -27,6 +27,7 @@ export function describe(event: HarnessEvent): string {
       const code: FailureCode | undefined = event.failure?.code
       // @ts-expect-error failure codes are the contract's, not any string
       const typo: FailureCode = 'CODEX_NOT_FOUD'
+      if (code === 'HOST_GUARD_UNAVAILABLE') return `${event.status}: no host-death guard`
       return `${event.status} ${code ?? ''} ${typo}`
     }
     case 'started':

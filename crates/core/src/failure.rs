@@ -24,6 +24,8 @@ pub enum Code {
     CodexNotExecutable,
     CwdNotFound,
     SpawnFailed,
+    /// Nothing was started: no host-death guard could watch it (Unix), and it was not switched off.
+    HostGuardUnavailable,
     // spawn: an `mcp` policy that cannot be applied (nothing was started)
     McpNotLoopback,
     McpPolicyInvalid,
@@ -51,11 +53,12 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 23] = [
         Code::CodexNotFound,
         Code::CodexNotExecutable,
         Code::CwdNotFound,
         Code::SpawnFailed,
+        Code::HostGuardUnavailable,
         Code::McpNotLoopback,
         Code::McpPolicyInvalid,
         Code::McpInventoryFailed,
@@ -83,6 +86,7 @@ impl Code {
             Code::CodexNotExecutable => "CODEX_NOT_EXECUTABLE",
             Code::CwdNotFound => "CWD_NOT_FOUND",
             Code::SpawnFailed => "SPAWN_FAILED",
+            Code::HostGuardUnavailable => "HOST_GUARD_UNAVAILABLE",
             Code::McpNotLoopback => "MCP_NOT_LOOPBACK",
             Code::McpPolicyInvalid => "MCP_POLICY_INVALID",
             Code::McpInventoryFailed => "MCP_INVENTORY_FAILED",

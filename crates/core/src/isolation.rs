@@ -59,12 +59,28 @@ pub fn not_confirmed(message: impl Into<String>, report: Value) -> Failure {
     Failure::new(FailureSource::Jsonrpc, Code::IsolationNotConfirmed, message).with_detail(json!({"report": report}))
 }
 
-/// The MCP server names of the effective configuration (`config/read` result).
+/// The MCP server names of the effective configuration (`config/read` result). Only an object
+/// `config` is an answer: one without `mcp_servers` has none configured, but a missing or
+/// malformed `config` says nothing about the servers and fails closed. `detail` carries the
+/// part that was wrong, never the rest of the configuration, which can hold credentials.
 pub fn configured_servers(config_read: &Value) -> Result<Vec<String>, Failure> {
-    match config_read.get("config").and_then(|c| c.get("mcp_servers")) {
-        None | Some(Value::Null) => Ok(Vec::new()),
+    let Some(config) = config_read.get("config").and_then(Value::as_object) else {
+        let config = config_read.get("config").cloned();
+        let message = if config.is_some() {
+            "config/read reported a config that is not an object"
+        } else {
+            "config/read answered without a config"
+        };
+        let mut members: Vec<&String> = config_read.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+        members.sort();
+        return Err(not_confirmed(message, json!({"config": config, "members": members})));
+    };
+    match config.get("mcp_servers") {
+        None => Ok(Vec::new()),
         Some(Value::Object(servers)) => Ok(servers.keys().cloned().collect()),
-        Some(other) => Err(not_confirmed("config/read reported mcp_servers that is not a table", other.clone())),
+        Some(other) => {
+            Err(not_confirmed("config/read reported mcp_servers that is not a table", json!({"mcp_servers": other})))
+        }
     }
 }
 
@@ -209,6 +225,28 @@ mod tests {
         assert_eq!(config, json!({"mcp_servers": {"a.b": {"enabled": false}, "c": {"enabled": false}}}));
         assert_eq!(configured_servers(&json!({"config": {"mcp_servers": {"x": {}}}})).unwrap(), vec!["x"]);
         assert!(configured_servers(&json!({"config": {}})).unwrap().is_empty());
-        assert!(configured_servers(&json!({"config": {"mcp_servers": 3}})).is_err());
+    }
+
+    #[test]
+    fn configured_servers_need_an_object_config() {
+        assert!(configured_servers(&json!({"config": {}, "origins": {}})).unwrap().is_empty());
+        for (answer, part) in [
+            (json!({"config": {"mcp_servers": 3}}), json!({"mcp_servers": 3})),
+            (json!({"config": {"mcp_servers": null}}), json!({"mcp_servers": null})),
+            (json!({"config": {"mcp_servers": ["a"]}}), json!({"mcp_servers": ["a"]})),
+            (json!({"config": "not an object"}), json!({"config": "not an object", "members": ["config"]})),
+            (json!({"config": null, "origins": {}}), json!({"config": null, "members": ["config", "origins"]})),
+            (json!({"origins": {}}), json!({"config": null, "members": ["origins"]})),
+            (json!([]), json!({"config": null, "members": []})),
+        ] {
+            let failure = configured_servers(&answer).unwrap_err();
+            assert_eq!(failure.code, Code::IsolationNotConfirmed, "{answer}");
+            assert_eq!(failure.detail["report"], part, "{answer}");
+        }
+        // Only the offending part is reported: the rest of a configuration can hold credentials.
+        let failure =
+            configured_servers(&json!({"config": {"mcp_servers": 1, "model_providers": {"p": {"key": "s3cret"}}}}))
+                .unwrap_err();
+        assert!(!failure.detail.to_string().contains("s3cret"), "{}", failure.detail);
     }
 }

@@ -156,15 +156,25 @@ fn windows_known_dirs(env: &Env) -> Vec<String> {
     .collect()
 }
 
-/// The Codex binary inside the ChatGPT desktop app (macOS only), system-wide then per-user.
+/// The desktop apps that carry a Codex CLI inside their bundle, in rank order: the Codex app
+/// first (its CLI is the one that app itself runs), then the ChatGPT app.
+const DESKTOP_APPS: &[&str] = &["Codex.app", "ChatGPT.app"];
+/// Where each app keeps its CLI.
+const BUNDLED_CLI: &str = "Contents/Resources/codex";
+
+/// The Codex binaries inside the desktop apps (macOS only); for each app, system-wide then
+/// per-user.
 pub fn bundle_paths(os: Os, env: &Env) -> Vec<String> {
-    const INSIDE: &str = "Applications/ChatGPT.app/Contents/Resources/codex";
     if os != Os::MacOs {
         return Vec::new();
     }
-    let mut out = vec![system(env, &format!("/{INSIDE}"))];
-    if let Some(home) = env.home(os) {
-        out.push(os.join(home, INSIDE));
+    let mut out = Vec::new();
+    for app in DESKTOP_APPS {
+        let inside = format!("Applications/{app}/{BUNDLED_CLI}");
+        out.push(system(env, &format!("/{inside}")));
+        if let Some(home) = env.home(os) {
+            out.push(os.join(home, &inside));
+        }
     }
     out
 }
@@ -183,10 +193,10 @@ pub fn is_inside(os: Os, path: &str, dir: &str) -> bool {
     path == dir || path.starts_with(&format!("{dir}{sep}"))
 }
 
-/// The Codex binary of the ChatGPT desktop app, however it was reached (a symbolic link on
-/// PATH to it still ranks as the bundle, below every user-installed CLI).
+/// The Codex binary of a desktop app, however it was reached (a symbolic link on PATH to it
+/// still ranks as the bundle, below every user-installed CLI).
 pub fn is_desktop_bundle(path: &str) -> bool {
-    path.contains("/ChatGPT.app/Contents/Resources/")
+    DESKTOP_APPS.iter().any(|app| path.contains(&format!("/{app}/Contents/Resources/")))
 }
 
 /// A path inside the Microsoft Store package area (`…\WindowsApps\…`, including the app
@@ -578,8 +588,21 @@ mod tests {
         assert_eq!(
             bundle_paths(Os::MacOs, &env),
             vec![
+                "/Applications/Codex.app/Contents/Resources/codex".to_string(),
+                "/h/Applications/Codex.app/Contents/Resources/codex".to_string(),
                 "/Applications/ChatGPT.app/Contents/Resources/codex".to_string(),
                 "/h/Applications/ChatGPT.app/Contents/Resources/codex".to_string()
+            ]
+        );
+        // System-wide ones move under the root; without HOME only those remain.
+        let rooted = unix_env(&[(ROOT_VAR, "/r/")]);
+        assert_eq!(bundle_paths(Os::MacOs, &rooted)[0], "/r/Applications/Codex.app/Contents/Resources/codex");
+        let bare = Env::from_pairs(Vec::<(String, String)>::new(), Os::MacOs);
+        assert_eq!(
+            bundle_paths(Os::MacOs, &bare),
+            vec![
+                "/Applications/Codex.app/Contents/Resources/codex",
+                "/Applications/ChatGPT.app/Contents/Resources/codex"
             ]
         );
         assert!(bundle_paths(Os::Unix, &env).is_empty());
@@ -630,7 +653,9 @@ mod tests {
         assert!(!is_inside(Os::Unix, "/codex", "/c"));
         assert!(is_inside(Os::Windows, "C:/Users/A/.codex/x", "c:\\users\\a\\.codex"));
         assert!(is_desktop_bundle("/Applications/ChatGPT.app/Contents/Resources/codex"));
+        assert!(is_desktop_bundle("/Users/a/Applications/Codex.app/Contents/Resources/codex"));
         assert!(!is_desktop_bundle("/usr/local/bin/codex"));
+        assert!(!is_desktop_bundle("/opt/MyCodex.app/Contents/Resources/codex"));
     }
 
     #[test]

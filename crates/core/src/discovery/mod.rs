@@ -173,6 +173,22 @@ impl Timeouts {
     }
 }
 
+/// What `discoverCodex()` answers: the discovery, and whether the package's children are
+/// watched by the host-death guard (looked at on each call, never cached).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Report<'a> {
+    #[serde(flatten)]
+    pub discovery: &'a Discovery,
+    pub host_guard: crate::process::guard::Status,
+}
+
+impl Report<'_> {
+    pub fn new(discovery: &Discovery) -> Report<'_> {
+        Report { discovery, host_guard: crate::process::guard::status() }
+    }
+}
+
 /// Finds the user's Codex (cached per locus and environment; `refresh` probes again).
 pub async fn discover(options: &DiscoverOptions) -> Arc<Discovery> {
     join(options).result().await
@@ -365,6 +381,13 @@ struct Outcome {
 }
 
 async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
+    // Every probe (and the login shell) is a child: without the host-death guard none may
+    // start. Said once here rather than as every candidate's reason; holding the ticket keeps
+    // one guard running for all of them.
+    let _guarded = match crate::process::guard::ticket() {
+        Ok(ticket) => ticket,
+        Err(why) => return Discovery::unavailable(Vec::new(), format!("no candidate was probed: {why}")),
+    };
     let timeouts = Timeouts::from_env(&env);
     let host = match locus {
         None => Host::Native { os },

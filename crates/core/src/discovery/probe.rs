@@ -149,6 +149,7 @@ fn spawn_reason(what: &str, e: &SpawnError) -> String {
         SpawnError::NotFound(m) => format!("{what} could not be started: not found ({m})"),
         SpawnError::NotExecutable(m) => format!("{what} could not be started: not executable ({m})"),
         SpawnError::CwdNotFound(m) | SpawnError::Other(m) => format!("{what} could not be started: {m}"),
+        SpawnError::GuardUnavailable(why) => format!("{what} was not started: {why}"),
     }
 }
 
@@ -163,6 +164,10 @@ pub async fn version(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String, 
     }
     match run.exit {
         Some(ExitInfo { code: Some(0), .. }) => Ok(stdout),
+        // A crash (or an outside kill) while probed is not a refusal to answer: say which.
+        Some(exit) if exit.killed_by_signal() => {
+            Err(with_stderr(format!("`--version` {} while probed", exit.how()), &run.stderr))
+        }
         exit => Err(with_stderr(format!("`--version` failed ({})", ExitInfo::describe(exit)), &run.stderr)),
     }
 }
@@ -178,13 +183,13 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
 
     enum Failure {
         Reason(String),
-        /// Ended (EOF or a broken pipe): the reason needs the exit status.
-        Ended(String),
+        /// Its output ended (EOF or a broken pipe) before the answer: how it ended is the reason.
+        Ended,
     }
     let exchange = async {
         let id = match conn.request(&Initialize::ours(), None, std::future::pending()).await {
             Ok(id) => id,
-            Err(e) => return Err(Failure::Ended(format!("`app-server` closed its input before the handshake ({e})"))),
+            Err(_) => return Err(Failure::Ended),
         };
         let mut others = 0;
         loop {
@@ -206,9 +211,7 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
                     };
                 }
                 Ok(Received::Preamble(line)) => preamble.push(line),
-                Ok(Received::Eof) => {
-                    return Err(Failure::Ended("`app-server` exited before answering `initialize`".into()))
-                }
+                Ok(Received::Eof) => return Err(Failure::Ended),
                 Ok(_) => {
                     others += 1;
                     if others > MAX_OTHER_MESSAGES {
@@ -227,14 +230,23 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
             Err(Failure::Reason(format!("`app-server` did not answer `initialize` within {} ms", timeout.as_millis())))
         }
     };
-    // Close stdin: app-server exits on EOF. Then make sure nothing of it is left.
+    // Close stdin: app-server exits on EOF. Then make sure nothing of it is left. Whether it
+    // left by itself tells a crash from a server that merely stopped talking: only the former's
+    // status is its own, the latter's is the signal sent here.
     conn.close().await;
-    let exit = child.end(End::Polite(EXIT_GRACE)).await;
+    let by_itself = child.wait(EXIT_GRACE).await;
+    child.end(End::Polite(Duration::ZERO)).await;
     let stderr = child.stderr_said(STDERR_SAID_LINES);
     outcome.map_err(|failure| {
         let mut reason = match failure {
             Failure::Reason(reason) => reason,
-            Failure::Ended(reason) => format!("{reason} ({})", ExitInfo::describe(Some(exit))),
+            Failure::Ended => match by_itself {
+                Some(exit) if exit.killed_by_signal() => {
+                    format!("`app-server` {} before answering `initialize`", exit.how())
+                }
+                Some(exit) => format!("`app-server` {} without answering `initialize`", exit.how()),
+                None => "`app-server` closed its output without answering `initialize` and did not exit".to_string(),
+            },
         };
         if !preamble.is_empty() {
             let printed: Vec<String> = preamble.iter().rev().take(3).rev().map(|l| excerpt_chars(l, 200)).collect();

@@ -104,6 +104,8 @@ const AGENT: &str = r#"{"id":1,"result":{"userAgent":"rennet/0.171.0 (fake)","co
 #[derive(Clone)]
 struct Fake {
     version_output: String,
+    /// Shell code run after the version was printed.
+    after_version: String,
     /// Shell code run after the initialize line was read.
     handshake: String,
 }
@@ -114,7 +116,16 @@ impl Fake {
     }
 
     fn version(output: &str) -> Fake {
-        Fake { version_output: output.into(), handshake: format!("printf '%s\\n' '{AGENT}'") }
+        Fake {
+            version_output: output.into(),
+            after_version: "exit 0".into(),
+            handshake: format!("printf '%s\\n' '{AGENT}'"),
+        }
+    }
+
+    fn after_version(mut self, code: &str) -> Fake {
+        self.after_version = code.into();
+        self
     }
 
     fn handshake(mut self, code: &str) -> Fake {
@@ -132,7 +143,7 @@ case "$1" in
   --version)
     echo "$me --version" >> '{log}'
     printf '%s\n' '{version}'
-    exit 0 ;;
+    {after_version} ;;
   app-server)
     echo "$me app-server $$" >> '{log}'
     IFS= read -r line || exit 3
@@ -149,6 +160,7 @@ exit 2
 "#,
             log = log,
             version = self.version_output,
+            after_version = self.after_version,
             handshake = self.handshake,
         )
     }
@@ -267,6 +279,32 @@ async fn the_bundle_ranks_below_a_user_cli_even_when_linked_on_path() {
 }
 
 #[tokio::test]
+async fn the_codex_app_bundles_are_candidates_below_a_user_cli_and_above_chatgpt() {
+    let sb = Sandbox::new("codexapp");
+    let chatgpt = sb.codex("sys/Applications/ChatGPT.app/Contents/Resources/codex", Fake::good());
+    let codex_app = sb.codex("sys/Applications/Codex.app/Contents/Resources/codex", Fake::good());
+    let user_codex_app = sb.codex("home/Applications/Codex.app/Contents/Resources/codex", Fake::good());
+    let user_cli = sb.codex("home/.local/bin/codex", Fake::good());
+    let d = discover_in(sb.env(&[]), None, false, Os::MacOs).await;
+    let found: Vec<(Source, &str)> = d.candidates.iter().map(|c| (c.source, c.path.as_str())).collect();
+    assert_eq!(
+        found,
+        vec![
+            (Source::KnownDir, user_cli.as_str()),
+            (Source::DesktopBundle, &codex_app),
+            (Source::DesktopBundle, &user_codex_app),
+            (Source::DesktopBundle, &chatgpt),
+        ]
+    );
+    assert_eq!(d.selected.as_ref().unwrap().path, user_cli);
+    // Without the user's CLI, the Codex app's own CLI is the one used.
+    std::fs::remove_file(&user_cli).unwrap();
+    let d = discover_in(sb.env(&[]), None, true, Os::MacOs).await;
+    assert_eq!(d.selected.as_ref().unwrap().path, codex_app);
+    assert_eq!(d.selected.as_ref().unwrap().source, Source::DesktopBundle);
+}
+
+#[tokio::test]
 async fn nothing_inside_the_codex_home_is_touched() {
     let sb = Sandbox::new("codexhome");
     let helper = sb.codex("home/.codex/tmp/path/codex", Fake::good());
@@ -352,8 +390,11 @@ async fn each_probe_failure_has_its_reason() {
     assert!(reason(&too_old).contains("0.149.9 is older than 0.150.0"), "{}", reason(&too_old));
     assert_eq!(candidate(&d, &too_old).version.as_deref(), Some("0.149.9"));
     assert!(reason(&hangs).contains("did not answer `initialize` within 1000 ms"), "{}", reason(&hangs));
-    assert!(reason(&garbage_exit).contains("exited before answering"), "{}", reason(&garbage_exit));
-    assert!(reason(&garbage_exit).contains("exit code 7"), "{}", reason(&garbage_exit));
+    assert!(
+        reason(&garbage_exit).contains("`app-server` exited with code 7 without answering `initialize`"),
+        "{}",
+        reason(&garbage_exit)
+    );
     assert!(reason(&garbage_exit).contains("this is not json"), "{}", reason(&garbage_exit));
     assert!(reason(&garbage_exit).contains("stderr: boom"), "{}", reason(&garbage_exit));
     assert!(reason(&garbage_stays).contains("did not answer") && reason(&garbage_stays).contains("still not json"));
@@ -394,6 +435,42 @@ async fn each_probe_failure_has_its_reason() {
     assert!(d.selected.is_none());
     let why = d.reason.as_deref().unwrap();
     assert!(why.contains(&garbage_version) && why.contains(&too_old) && why.contains("older than"), "{why}");
+}
+
+/// A candidate that dies by a signal while probed, and one that is alive but never answers,
+/// are told apart: a crash is not a refusal, and silence is not a crash.
+#[tokio::test]
+async fn a_candidate_killed_while_probed_is_told_from_one_that_never_answered() {
+    let sb = Sandbox::new("signals");
+    let killed_in_handshake = sb.codex("s1/codex", Fake::good().handshake("kill -KILL $$"));
+    let killed_in_version = sb.codex("s2/codex", Fake::good().after_version("kill -SEGV $$"));
+    let silent = sb.codex("s3/codex", Fake::good().handshake("sleep 30"));
+    let left_quietly = sb.codex("s4/codex", Fake::good().handshake("exit 0"));
+    let mute = sb.codex("s5/codex", Fake::good().handshake("exec >&-; sleep 30"));
+    let path = (1..=5).map(|i| sb.path(&format!("s{i}"))).collect::<Vec<_>>().join(":");
+    let mut env = sb.env(&[("PATH", path)]);
+    env.set(TIMEOUT_VAR.into(), "1000".into());
+    let d = discover_env(env).await;
+    let reason = |p: &str| candidate(&d, p).reason.clone().unwrap_or_default();
+    let expected = [
+        (&killed_in_handshake, "`app-server` was killed by signal 9 (SIGKILL) before answering `initialize`"),
+        (&killed_in_version, "`--version` was killed by signal 11 (SIGSEGV) while probed"),
+        (&silent, "`app-server` did not answer `initialize` within 1000 ms"),
+        (&left_quietly, "`app-server` exited with code 0 without answering `initialize`"),
+        (&mute, "`app-server` closed its output without answering `initialize` and did not exit"),
+    ];
+    for (path, text) in expected {
+        assert!(reason(path).starts_with(text), "{path}: {}", reason(path));
+        assert!(!candidate(&d, path).usable, "{path}");
+    }
+    // Every reason is its own.
+    let mut reasons: Vec<String> = expected.iter().map(|(p, _)| reason(p)).collect();
+    reasons.sort();
+    reasons.dedup();
+    assert_eq!(reasons.len(), expected.len(), "{reasons:#?}");
+    // The killed `--version` never got a handshake.
+    assert_eq!(sb.calls(&killed_in_version).len(), 1);
+    assert!(!d.available);
 }
 
 #[tokio::test]

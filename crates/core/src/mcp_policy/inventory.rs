@@ -57,11 +57,12 @@ pub async fn read(
     let failed = |message: String, detail: Value| refused(Code::McpInventoryFailed, message, detail);
     let mut spec = Spec::new(program, list_args(prefix_args), cwd.to_path_buf());
     spec.env = env.to_vec();
-    let mut child = process::spawn(&spec, None).map_err(|e| {
-        failed(
+    let mut child = process::spawn(&spec, None).map_err(|e| match e {
+        process::SpawnError::GuardUnavailable(why) => why.failure(),
+        e => failed(
             format!("could not run `codex mcp list --json` ({}): {e}", program.display()),
             json!({"codexPath": program.display().to_string()}),
-        )
+        ),
     })?;
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let mut output = Vec::new();

@@ -19,16 +19,24 @@
 //!
 //! Unix only: on Windows every child is in a Job Object that the kernel kills with the host's
 //! last handle to it.
+//!
+//! A guarantee is never lost in silence: where the guard cannot be found or started, no child
+//! starts ([`ticket`] fails with [`Unavailable`], naming where it looked), unless the caller
+//! switched the guard off ([`SWITCH_VAR`]`=off`).
 
 use super::table;
 use super::tree::{Marker, Tree};
+use crate::failure::{Code, Failure, FailureSource};
+use serde::Serialize;
+use serde_json::json;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-/// `off` runs turns without a guard; an absolute path names the guard executable to use.
+/// `off` runs turns without a guard; an absolute path names the guard executable to use; empty
+/// is the same as unset (the guard beside the addon).
 pub const SWITCH_VAR: &str = "RENNET_HOST_GUARD";
 /// The guard executable's name in the platform package, next to the addon.
 pub const EXECUTABLE_NAME: &str = "rennet-codex-guard";
@@ -47,6 +55,179 @@ static EXECUTABLE: OnceLock<PathBuf> = OnceLock::new();
 /// Where the guard executable is, when [`SWITCH_VAR`] does not say: set once by the binding.
 pub fn set_executable(path: PathBuf) {
     let _ = EXECUTABLE.set(path);
+}
+
+/// Why no guard can watch the children: no child may start then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unavailable {
+    /// Where the guard was looked for, when anywhere.
+    pub path: Option<PathBuf>,
+    /// What was found there (or why nowhere was looked at).
+    pub reason: String,
+}
+
+impl Unavailable {
+    fn new(path: Option<PathBuf>, reason: impl Into<String>) -> Unavailable {
+        Unavailable { path, reason: reason.into() }
+    }
+
+    /// The whole sentence: what is missing, what it costs, and the way out.
+    pub fn message(&self) -> String {
+        format!(
+            "no host-death guard: {}; without it a child could outlive this process if it dies, so none was started \
+             ({SWITCH_VAR}=off runs without host-death protection)",
+            self.reason
+        )
+    }
+
+    /// The terminal failure of a turn that could not start for it.
+    pub fn failure(&self) -> Failure {
+        Failure::new(FailureSource::Spawn, Code::HostGuardUnavailable, self.message()).with_detail(json!({
+            "path": self.path.as_ref().map(|p| p.display().to_string()),
+            "reason": self.reason,
+            "switch": SWITCH_VAR,
+        }))
+    }
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+/// Whether children are guarded, as `discoverCodex()` reports it (`hostGuard`).
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// A guard runs, or its executable is in place: turns may start.
+    pub available: bool,
+    /// The guard executable (`null` where none is needed or none was looked for).
+    pub path: Option<String>,
+    /// Why it is not available: what [`Unavailable`] says, or that it was switched off.
+    pub reason: Option<String>,
+}
+
+/// The guard as the next child would find it. Where it is not needed (Windows), available
+/// without a path.
+pub fn status() -> Status {
+    if !NEEDED {
+        return Status { available: true, path: None, reason: None };
+    }
+    let client = client().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(running) = &client.guard {
+        return Status { available: true, path: Some(running.program.display().to_string()), reason: None };
+    }
+    drop(client);
+    match resolve(std::env::var_os(SWITCH_VAR).as_deref(), located()).and_then(|program| match program {
+        Some(program) => check_executable(&program).map(|()| Some(program)),
+        None => Ok(None),
+    }) {
+        Ok(Some(program)) => Status { available: true, path: Some(program.display().to_string()), reason: None },
+        Ok(None) => Status {
+            available: false,
+            path: None,
+            reason: Some(format!("switched off ({SWITCH_VAR}=off): children run without host-death protection")),
+        },
+        Err(why) => Status {
+            available: false,
+            path: why.path.as_ref().map(|p| p.display().to_string()),
+            reason: Some(why.message()),
+        },
+    }
+}
+
+/// Whether this platform needs the guard: Windows ends a host's children through Job Objects.
+const NEEDED: bool = cfg!(unix);
+
+/// Where the binding said the guard is. The core's own tests start their fakes without one, as
+/// with `RENNET_HOST_GUARD=off` (host death is tested through the addon, `__test__/lifecycle`),
+/// unless a test puts a location in place for its thread ([`testing::Located`]).
+fn located() -> Located {
+    #[cfg(all(test, unix))]
+    if let Some(located) = testing::LOCATED.with(|l| l.borrow().clone()) {
+        return located;
+    }
+    match EXECUTABLE.get() {
+        Some(path) => Located::At(path.clone()),
+        None if cfg!(test) => Located::Off,
+        None => Located::Unknown,
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Located {
+    At(PathBuf),
+    Unknown,
+    #[cfg_attr(not(test), allow(dead_code))]
+    Off,
+}
+
+// Only Unix has a guard to test.
+#[cfg(all(test, unix))]
+pub(crate) mod testing {
+    use super::Located;
+    use std::cell::RefCell;
+
+    thread_local! {
+        pub(super) static LOCATED: RefCell<Option<Located>> = const { RefCell::new(None) };
+    }
+
+    /// Where this thread's tickets look for the guard until dropped (a current-thread runtime
+    /// runs a test's tasks on its own thread).
+    pub struct Using(());
+
+    pub fn using(located: Located) -> Using {
+        LOCATED.with(|l| *l.borrow_mut() = Some(located));
+        Using(())
+    }
+
+    impl Drop for Using {
+        fn drop(&mut self) {
+            LOCATED.with(|l| *l.borrow_mut() = None);
+        }
+    }
+}
+
+/// The guard executable to start: `None` when switched off. [`SWITCH_VAR`] wins over where the
+/// binding found it.
+fn resolve(switch: Option<&std::ffi::OsStr>, located: Located) -> Result<Option<PathBuf>, Unavailable> {
+    // An emptied variable (`RENNET_HOST_GUARD=`) unsets it, as environments often do.
+    match switch.filter(|value| !value.is_empty()) {
+        Some(value) if value == "off" => Ok(None),
+        Some(value) if std::path::Path::new(value).is_absolute() => Ok(Some(PathBuf::from(value))),
+        Some(value) => {
+            Err(Unavailable::new(None, format!("{SWITCH_VAR} must be \"off\" or an absolute path, not {value:?}")))
+        }
+        None => match located {
+            Located::At(path) => Ok(Some(path)),
+            Located::Off => Ok(None),
+            Located::Unknown => Err(Unavailable::new(
+                None,
+                format!(
+                    "the location of {EXECUTABLE_NAME} is unknown (it belongs next to the native addon, whose own path \
+                     could not be read); {SWITCH_VAR} may name it"
+                ),
+            )),
+        },
+    }
+}
+
+/// Whether `program` is a file this process may run.
+fn check_executable(program: &std::path::Path) -> Result<(), Unavailable> {
+    let origin = if std::env::var_os(SWITCH_VAR).is_some_and(|v| !v.is_empty()) {
+        format!("named by {SWITCH_VAR}")
+    } else {
+        "next to the native addon".to_string()
+    };
+    let missing =
+        |what: &str| Unavailable::new(Some(program.to_path_buf()), format!("{} ({origin}) {what}", program.display()));
+    match std::fs::metadata(program) {
+        Ok(meta) if meta.is_file() && super::is_executable(&meta) => Ok(()),
+        Ok(meta) if meta.is_file() => Err(missing("is not executable")),
+        Ok(_) => Err(missing("is not a file")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(missing("does not exist")),
+        Err(e) => Err(missing(&format!("cannot be read: {e}"))),
+    }
 }
 
 /// This host's part of every child's marker value: the guard ends what carries it.
@@ -157,6 +338,7 @@ mod host {
 
     pub struct Running {
         pub child: std::process::Child,
+        pub program: std::path::PathBuf,
         control: UnixStream,
     }
 
@@ -172,7 +354,7 @@ mod host {
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
                 .spawn()?;
-            Ok(Running { child, control })
+            Ok(Running { child, program: program.to_path_buf(), control })
         }
 
         pub fn send(&mut self, message: &Message, fd: Option<RawFd>) -> std::io::Result<()> {
@@ -188,6 +370,7 @@ mod host {
 #[cfg(not(unix))]
 struct Running {
     child: std::process::Child,
+    program: PathBuf,
 }
 
 #[cfg(not(unix))]
@@ -202,8 +385,8 @@ struct Client {
     guard: Option<Running>,
     /// Tickets out: children started or about to be.
     tickets: usize,
-    /// Why no guard could be started, said once.
-    warned: bool,
+    /// That the guard is switched off, said once.
+    said_off: bool,
 }
 
 fn client() -> &'static Mutex<Client> {
@@ -212,45 +395,72 @@ fn client() -> &'static Mutex<Client> {
 }
 
 /// A child's place under the guard: taken before the child starts, so that the guard already
-/// runs when it does; dropping it says the child is gone.
+/// runs when it does; dropping it says the child is gone. A ticket never registered holds the
+/// guard for what is about to start (a turn's discovery, inventory and child).
 pub struct Ticket {
     pid: Option<i32>,
+    /// A guard ran when it was taken (not switched off, nor needless on this platform).
+    guarded: bool,
 }
 
-/// Takes a ticket, starting the guard if none runs.
-pub fn ticket() -> Ticket {
+/// Takes a ticket, starting the guard if none runs. Fails where the guard is needed but cannot
+/// be found or started: then nothing may start.
+pub fn ticket() -> Result<Ticket, Unavailable> {
     let mut client = client().lock().unwrap_or_else(|e| e.into_inner());
-    client.tickets += 1;
-    if client.guard.is_none() {
-        match start() {
-            Ok(running) => client.guard = running,
-            Err(why) => {
-                if !client.warned {
-                    client.warned = true;
-                    tracing::warn!("no host-death guard: {why}; a child of a turn may outlive this process if it dies");
-                }
+    if let Some(running) = &mut client.guard {
+        // One that died by itself (or was killed) is replaced rather than trusted.
+        if !matches!(running.child.try_wait(), Ok(None)) {
+            tracing::warn!("the host-death guard had exited; starting another");
+            if let Some(running) = client.guard.take() {
+                reap(running.child);
             }
         }
     }
-    Ticket { pid: None }
+    if client.guard.is_none() {
+        match start()? {
+            Some(running) => client.guard = Some(running),
+            None if NEEDED && !client.said_off => {
+                client.said_off = true;
+                tracing::info!("{SWITCH_VAR}=off: children run without the host-death guard");
+            }
+            None => {}
+        }
+    }
+    client.tickets += 1;
+    Ok(Ticket { pid: None, guarded: client.guard.is_some() })
 }
 
 impl Ticket {
     /// Registers the started child (its start time tells it from a later process with its pid).
     /// `stdin`: the writing end of the child's stdin pipe, of which the guard keeps a copy until
-    /// [`StdinRelease`] says the host is closing it.
-    pub fn register(&mut self, pid: u32, start: Option<u64>, kind: Kind, stdin: Option<i32>) -> Option<StdinRelease> {
+    /// [`StdinRelease`] says the host is closing it. Fails when the guard that the ticket was
+    /// taken under stopped reading: the child is not watched, and must not run.
+    pub fn register(
+        &mut self,
+        pid: u32,
+        start: Option<u64>,
+        kind: Kind,
+        stdin: Option<i32>,
+    ) -> Result<Option<StdinRelease>, Unavailable> {
         let pid = pid as i32;
         self.pid = Some(pid);
-        let sent = send(&Message::Add { pid, start, kind, stdin: stdin.is_some() }, stdin);
-        (sent && stdin.is_some()).then_some(StdinRelease { pid })
+        if !self.guarded {
+            return Ok(None);
+        }
+        match send(&Message::Add { pid, start, kind, stdin: stdin.is_some() }, stdin) {
+            Ok(()) => Ok(stdin.is_some().then_some(StdinRelease { pid })),
+            Err(why) => Err(Unavailable::new(
+                None,
+                format!("the guard stopped reading before the child was registered ({why})"),
+            )),
+        }
     }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        if let Some(pid) = self.pid {
-            send(&Message::Remove { pid }, None);
+        if let Some(pid) = self.pid.filter(|_| self.guarded) {
+            let _ = send(&Message::Remove { pid }, None);
         }
         let mut client = client().lock().unwrap_or_else(|e| e.into_inner());
         client.tickets -= 1;
@@ -271,58 +481,43 @@ pub struct StdinRelease {
 
 impl Drop for StdinRelease {
     fn drop(&mut self) {
-        send(&Message::Release { pid: self.pid }, None);
+        let _ = send(&Message::Release { pid: self.pid }, None);
     }
 }
 
-/// Whether the message reached a running guard.
-fn send(message: &Message, fd: Option<i32>) -> bool {
+/// Hands the message to the running guard.
+fn send(message: &Message, fd: Option<i32>) -> Result<(), String> {
     let mut client = client().lock().unwrap_or_else(|e| e.into_inner());
     let Some(running) = &mut client.guard else {
-        return false;
+        return Err("no guard runs".to_string());
     };
-    match running.send(message, fd) {
-        Ok(()) => true,
-        Err(e) => {
-            // The guard died: the next ticket starts another.
-            tracing::warn!("the host-death guard stopped reading: {e}");
-            if let Some(running) = client.guard.take() {
-                reap(running.child);
-            }
-            false
+    running.send(message, fd).map_err(|e| {
+        // The guard died: the next ticket starts another. Children it watched are not watched
+        // any more; that much can only be said.
+        tracing::warn!("the host-death guard stopped reading: {e}");
+        if let Some(running) = client.guard.take() {
+            reap(running.child);
         }
-    }
-}
-
-/// The guard executable, unless the switch turns it off.
-#[cfg(unix)]
-fn executable() -> Result<Option<PathBuf>, String> {
-    match std::env::var_os(SWITCH_VAR) {
-        Some(value) if value == "off" => Ok(None),
-        Some(value) if std::path::Path::new(&value).is_absolute() => Ok(Some(PathBuf::from(value))),
-        Some(value) => Err(format!("{SWITCH_VAR} must be \"off\" or an absolute path, not {value:?}")),
-        None => match EXECUTABLE.get() {
-            Some(path) if path.is_file() => Ok(Some(path.clone())),
-            Some(path) => Err(format!("{} does not exist", path.display())),
-            None => Err("the guard executable's location is unknown".to_string()),
-        },
-    }
+        e.to_string()
+    })
 }
 
 #[cfg(unix)]
-fn start() -> Result<Option<Running>, String> {
-    let Some(program) = executable()? else {
+fn start() -> Result<Option<Running>, Unavailable> {
+    let Some(program) = resolve(std::env::var_os(SWITCH_VAR).as_deref(), located())? else {
         return Ok(None);
     };
-    let running = Running::start(&program, host_marker())
-        .map_err(|e| format!("{} could not be started: {e}", program.display()))?;
+    check_executable(&program)?;
+    let running = Running::start(&program, host_marker()).map_err(|e| {
+        Unavailable::new(Some(program.clone()), format!("{} could not be started: {e}", program.display()))
+    })?;
     tracing::debug!(pid = running.child.id(), "host-death guard started");
     Ok(Some(running))
 }
 
 /// Windows needs no guard: every child is in a Job Object that ends with the host.
 #[cfg(not(unix))]
-fn start() -> Result<Option<Running>, String> {
+fn start() -> Result<Option<Running>, Unavailable> {
     Ok(None)
 }
 
@@ -628,6 +823,145 @@ mod tests {
     fn the_budget_after_the_host_died_stays_under_two_seconds() {
         // What the guard may spend before SIGKILL; the kill itself is immediate.
         assert!(ROOT_EXIT_WAIT + TERM_WAIT < Duration::from_millis(1000));
+    }
+
+    /// Whether the tests below may rely on this process's environment not naming a guard.
+    #[cfg(unix)]
+    fn switch_unset() -> bool {
+        let unset = std::env::var_os(SWITCH_VAR).is_none_or(|v| v.is_empty());
+        if !unset {
+            eprintln!("{SWITCH_VAR} is set for this run: the tests that read it themselves are left out");
+        }
+        unset
+    }
+
+    #[test]
+    fn the_switch_wins_over_the_location_and_an_unknown_location_is_no_guard() {
+        let at = || Located::At(PathBuf::from("/pkg/rennet-codex-guard"));
+        let off = std::ffi::OsStr::new("off");
+        let named = std::ffi::OsStr::new("/elsewhere/guard");
+        assert_eq!(resolve(Some(off), at()), Ok(None));
+        assert_eq!(resolve(Some(named), at()), Ok(Some(PathBuf::from("/elsewhere/guard"))));
+        assert_eq!(resolve(Some(named), Located::Unknown), Ok(Some(PathBuf::from("/elsewhere/guard"))));
+        assert_eq!(resolve(None, at()), Ok(Some(PathBuf::from("/pkg/rennet-codex-guard"))));
+        assert_eq!(resolve(None, Located::Off), Ok(None));
+        assert_eq!(resolve(Some(std::ffi::OsStr::new("")), at()), Ok(Some(PathBuf::from("/pkg/rennet-codex-guard"))));
+        let relative = resolve(Some(std::ffi::OsStr::new("guard")), at()).unwrap_err();
+        assert!(relative.reason.contains("must be \"off\" or an absolute path"), "{relative:?}");
+        let unknown = resolve(None, Located::Unknown).unwrap_err();
+        assert_eq!(unknown.path, None);
+        assert!(unknown.reason.contains("location of rennet-codex-guard is unknown"), "{unknown:?}");
+        assert!(unknown.message().contains("RENNET_HOST_GUARD=off runs without host-death protection"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_an_executable_file_is_a_guard() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("rennet-guard-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("rennet-codex-guard");
+        std::fs::write(&file, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let reason = |p: &std::path::Path| check_executable(p).unwrap_err().reason;
+        assert!(reason(&file).ends_with("is not executable"), "{}", reason(&file));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(check_executable(&file), Ok(()));
+        assert!(reason(&dir).ends_with("is not a file"), "{}", reason(&dir));
+        let missing = dir.join("absent");
+        let why = check_executable(&missing).unwrap_err();
+        assert_eq!(why.path.as_deref(), Some(missing.as_path()));
+        assert!(why.reason.starts_with(&format!("{} (", missing.display())), "{why:?}");
+        assert!(why.reason.ends_with("does not exist"), "{why:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_missing_guard_gives_no_ticket_and_reports_where_it_looked() {
+        if !switch_unset() {
+            return;
+        }
+        let missing = PathBuf::from("/nonexistent/rennet-codex-guard");
+        let _using = testing::using(Located::At(missing.clone()));
+        let Err(why) = ticket() else { panic!("a ticket without a guard") };
+        assert_eq!(why.path.as_deref(), Some(missing.as_path()));
+        assert_eq!(why.reason, "/nonexistent/rennet-codex-guard (next to the native addon) does not exist");
+        let failure = why.failure();
+        assert_eq!((failure.source, failure.code), (FailureSource::Spawn, Code::HostGuardUnavailable));
+        assert!(failure.message.contains("/nonexistent/rennet-codex-guard"), "{}", failure.message);
+        assert_eq!(failure.detail["path"], "/nonexistent/rennet-codex-guard");
+        assert_eq!(failure.detail["switch"], SWITCH_VAR);
+        let now = status();
+        assert_eq!((now.available, now.path.as_deref()), (false, Some("/nonexistent/rennet-codex-guard")), "{now:?}");
+        assert!(now.reason.as_deref().unwrap().contains("does not exist"), "{now:?}");
+        drop(_using);
+        let _using = testing::using(Located::Unknown);
+        let Err(why) = ticket() else { panic!("a ticket without a location") };
+        assert_eq!(why.path, None);
+        assert_eq!(status().path, None);
+        assert!(!status().available);
+        drop(_using);
+        let _using = testing::using(Located::Off);
+        let now = status();
+        assert!(!now.available && now.path.is_none(), "{now:?}");
+        assert!(now.reason.as_deref().unwrap().contains("switched off"), "{now:?}");
+        drop(ticket().expect("switched off, a child may start"));
+    }
+
+    /// Through the production entry: nothing of the turn starts, and its one terminal says why.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_turn_without_its_guard_fails_at_once_and_starts_nothing() {
+        if !switch_unset() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("rennet-guard-turn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let started = dir.join("started");
+        let codex = dir.join("codex");
+        std::fs::write(&codex, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", started.display())).unwrap();
+        std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let cases = [
+            ("missing", Located::At(dir.join("rennet-codex-guard")), Some(json!({"codexPath": codex}))),
+            ("location unknown", Located::Unknown, Some(json!({"codexPath": codex}))),
+            // Without codexPath: discovery would run probes; it is not even started.
+            ("missing, with discovery", Located::At(dir.join("rennet-codex-guard")), None),
+        ];
+        for (what, located, extra) in cases {
+            let _using = testing::using(located);
+            let mut options = json!({"prompt": "hi", "cwd": dir, "env": {"RENNET_CODEX_BIN": codex, "PATH": dir}});
+            if let Some(extra) = extra {
+                options.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            }
+            let options = crate::options::parse(&options.to_string()).unwrap();
+            let stream = std::sync::Arc::new(crate::stream::EventStream::new());
+            crate::turn::run(options, stream.clone()).await;
+            let mut events = Vec::new();
+            while let Some(batch) = stream.next_batch().await {
+                events.extend(crate::batch::decode(&batch).unwrap());
+            }
+            assert_eq!(events.len(), 1, "{what}: {events:#?}");
+            let terminal = &events[0];
+            assert_eq!(terminal["type"], "terminal", "{what}");
+            assert_eq!(terminal["status"], "failed", "{what}");
+            assert_eq!(terminal["failure"]["source"], "spawn", "{what}");
+            assert_eq!(terminal["failure"]["code"], "HOST_GUARD_UNAVAILABLE", "{what}");
+            assert!(terminal["failure"]["message"].as_str().unwrap().starts_with("no host-death guard: "), "{what}");
+            assert!(!started.exists(), "{what}: the Codex stand-in was started");
+        }
+        // The control: switched off, the same stand-in does start (and fails as it should).
+        let _using = testing::using(Located::Off);
+        let options = json!({"prompt": "hi", "cwd": dir, "codexPath": codex});
+        let stream = std::sync::Arc::new(crate::stream::EventStream::new());
+        crate::turn::run(crate::options::parse(&options.to_string()).unwrap(), stream.clone()).await;
+        let mut events = Vec::new();
+        while let Some(batch) = stream.next_batch().await {
+            events.extend(crate::batch::decode(&batch).unwrap());
+        }
+        assert_ne!(events.last().unwrap()["failure"]["code"], "HOST_GUARD_UNAVAILABLE", "{events:#?}");
+        assert!(started.exists(), "the control never started the stand-in");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

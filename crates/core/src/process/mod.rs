@@ -84,13 +84,52 @@ impl ExitInfo {
         }
     }
 
-    /// As a verb: `exited with code 3`, `was killed by signal 9`.
+    /// As a verb: `exited with code 3`, `was killed by signal 9 (SIGKILL)`.
     pub fn how(&self) -> String {
         match (self.code, self.signal) {
             (Some(code), _) => format!("exited with code {code}"),
-            (None, Some(signal)) => format!("was killed by signal {signal}"),
+            (None, Some(signal)) => match signal_name(signal) {
+                Some(name) => format!("was killed by signal {signal} ({name})"),
+                None => format!("was killed by signal {signal}"),
+            },
             (None, None) => "exited".to_string(),
         }
+    }
+
+    pub fn killed_by_signal(&self) -> bool {
+        self.code.is_none() && self.signal.is_some()
+    }
+}
+
+/// The usual name of a signal that ends a process, where this platform has it: numbers differ
+/// between systems (`SIGBUS` is 7 on Linux, 10 on macOS), names do not.
+fn signal_name(signal: i32) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        let names = [
+            (libc::SIGHUP, "SIGHUP"),
+            (libc::SIGINT, "SIGINT"),
+            (libc::SIGQUIT, "SIGQUIT"),
+            (libc::SIGILL, "SIGILL"),
+            (libc::SIGTRAP, "SIGTRAP"),
+            (libc::SIGABRT, "SIGABRT"),
+            (libc::SIGBUS, "SIGBUS"),
+            (libc::SIGFPE, "SIGFPE"),
+            (libc::SIGKILL, "SIGKILL"),
+            (libc::SIGSEGV, "SIGSEGV"),
+            (libc::SIGPIPE, "SIGPIPE"),
+            (libc::SIGALRM, "SIGALRM"),
+            (libc::SIGTERM, "SIGTERM"),
+            (libc::SIGUSR1, "SIGUSR1"),
+            (libc::SIGUSR2, "SIGUSR2"),
+            (libc::SIGXCPU, "SIGXCPU"),
+        ];
+        names.iter().find(|(n, _)| *n == signal).map(|(_, name)| *name)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = signal;
+        None
     }
 }
 
@@ -148,6 +187,8 @@ pub enum SpawnError {
     NotFound(String),
     NotExecutable(String),
     CwdNotFound(String),
+    /// No host-death guard could watch the child: it was not started (or ended at once).
+    GuardUnavailable(guard::Unavailable),
     Other(String),
 }
 
@@ -158,6 +199,7 @@ impl std::fmt::Display for SpawnError {
             | SpawnError::NotExecutable(m)
             | SpawnError::CwdNotFound(m)
             | SpawnError::Other(m) => f.write_str(m),
+            SpawnError::GuardUnavailable(why) => write!(f, "{why}"),
         }
     }
 }
@@ -232,14 +274,17 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
     let mut wrapped = CommandWrap::from(command);
     platform::wrap(&mut wrapped, spec.scope);
     wrapped.wrap(KillOnDrop);
-    // Before the child starts, so that the guard runs when it does.
-    let mut ticket = guard::ticket();
+    // Before the child starts, so that the guard runs when it does; without one, nothing starts.
+    let mut ticket = guard::ticket().map_err(SpawnError::GuardUnavailable)?;
     let mut inner = wrapped.spawn().map_err(|e| classify_spawn_error(&spec.program, e))?;
     let pid = inner.id().unwrap_or(0);
     let start = table::entry(pid as i32).map(|e| e.start);
     let kind = if spec.scope == Scope::Tree { guard::Kind::Tree } else { guard::Kind::Group };
     let pipe = inner.stdin().take();
-    let release = ticket.register(pid, start, kind, pipe.as_ref().and_then(platform::raw_fd));
+    let (release, unwatched) = match ticket.register(pid, start, kind, pipe.as_ref().and_then(platform::raw_fd)) {
+        Ok(release) => (release, None),
+        Err(why) => (None, Some(why)),
+    };
     let mut tree = Tree::new(marker.map(|m| Marker::exact(TREE_MARKER_VAR, &m)));
     match spec.scope {
         Scope::Tree => tree.add_root(pid as i32, start),
@@ -248,7 +293,7 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
     let stdin = pipe.map(|pipe| Stdin { _release: release, pipe });
     let stdout = inner.stdout().take();
     let stderr = stderr::drain(inner.stderr().take().expect("stderr is piped"), &spec.secrets, on_stderr);
-    Ok(Child {
+    let child = Child {
         inner,
         pid,
         exit: None,
@@ -258,7 +303,12 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
         _ticket: ticket,
         stdin,
         stdout,
-    })
+    };
+    match unwatched {
+        // The guard died between the ticket and the child: the child's `Drop` ends it at once.
+        Some(why) => Err(SpawnError::GuardUnavailable(why)),
+        None => Ok(child),
+    }
 }
 
 fn check_launch(spec: &Spec) -> Result<(), SpawnError> {

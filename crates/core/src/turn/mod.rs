@@ -111,6 +111,13 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_
         // Aborted before it began (an already-aborted signal): nothing to start.
         return Terminal::killed_before_start();
     }
+    // Before anything of the turn starts (discovery's probes and the MCP inventory included):
+    // without the host-death guard nothing may, and holding a ticket keeps one guard running
+    // for all of them.
+    let _guarded = match process::guard::ticket() {
+        Ok(ticket) => ticket,
+        Err(why) => return Terminal::failed(why.failure()),
+    };
     // Discovery and the MCP inventory run child processes of their own and can take seconds:
     // an abort meanwhile ends the turn at once, before anything of the turn is spawned, and
     // only after those processes are gone (a discovery that others still wait for goes on).
@@ -154,6 +161,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_
                 SpawnError::NotExecutable(m) => (Code::CodexNotExecutable, m),
                 SpawnError::CwdNotFound(m) => (Code::CwdNotFound, m),
                 SpawnError::Other(m) => (Code::SpawnFailed, m),
+                SpawnError::GuardUnavailable(why) => return Terminal::failed(why.failure()),
             };
             return Terminal::failed(
                 Failure::new(FailureSource::Spawn, code, message).with_detail(json!({"codexPath": launch.codex_path})),

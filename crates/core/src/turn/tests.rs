@@ -902,6 +902,9 @@ async fn read_only_turn_fails_closed_on_any_doubt() {
             json!({"thread": {"id": THREAD}, "sandbox": {"type": "dangerFullAccess"}, "approvalPolicy": "never"}),
         ),
         ("config/read error", "config-error", Value::Null),
+        ("config/read without a config", "config", json!({"origins": {}})),
+        ("config/read with a config that is not an object", "config", json!({"config": "not an object"})),
+        ("config/read with mcp_servers that is not a table", "config", json!({"config": {"mcp_servers": ["ambient"]}})),
         ("a feature still on", "features", json!({"data": [{"name": "hooks", "enabled": true}]})),
         ("no features reported", "features", json!({"data": []})),
         ("features answered with an error", "features-error", Value::Null),
@@ -926,6 +929,10 @@ async fn read_only_turn_fails_closed_on_any_doubt() {
             let config = p.expect("config/read").await;
             if step == "config-error" {
                 p.send(json!({"id": config["id"], "error": {"code": -32603, "message": "config broken"}})).await;
+                return p.until_stdin_closed().await;
+            }
+            if step == "config" {
+                p.respond(&config, report).await;
                 return p.until_stdin_closed().await;
             }
             p.respond(&config, json!({"config": {"mcp_servers": {"ambient": {}}}})).await;
@@ -970,7 +977,37 @@ async fn read_only_turn_fails_closed_on_any_doubt() {
         assert_eq!(r.terminal["failure"]["code"], "ISOLATION_NOT_CONFIRMED", "{what}: {}", r.terminal);
         assert!(r.terminal["failure"]["detail"]["report"] != Value::Null, "{what}");
         assert!(r.sent("turn/start").is_empty(), "{what}: turn/start must not be sent");
+        if step == "config" {
+            assert!(r.sent("thread/start").is_empty(), "{what}: thread/start must not be sent");
+        }
     }
+}
+
+#[tokio::test]
+async fn read_only_turn_with_a_config_naming_no_servers_disables_none() {
+    let r = run(json!({"access": "readOnly"}), |mut p| async move {
+        let init = p.expect("initialize").await;
+        p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
+        p.expect("initialized").await;
+        let config = p.expect("config/read").await;
+        p.respond(&config, json!({"config": {"model": "m"}, "origins": {}})).await;
+        let thread = p.expect("thread/start").await;
+        assert_eq!(thread["params"]["config"], json!({"mcp_servers": {}}));
+        p.respond(
+            &thread,
+            json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}),
+        )
+        .await;
+        let features = p.expect("experimentalFeature/list").await;
+        p.respond(&features, json!({"data": [{"name": "hooks", "enabled": false}]})).await;
+        let servers = p.expect("mcpServerStatus/list").await;
+        p.respond(&servers, json!({"data": []})).await;
+        p.start_turn().await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed", "{}", r.terminal);
 }
 
 mod proptests;
