@@ -23,6 +23,8 @@ export type FailureCode =
   | 'CWD_NOT_FOUND'
   | 'SPAWN_FAILED'
   | 'HOST_GUARD_UNAVAILABLE'
+  // the JavaScript loader's own, where no native addon loaded to report anything (the only code
+  // not in the core's enum: a cargo test holds this list to it)
   | 'NATIVE_ADDON_UNAVAILABLE'
   | 'MCP_NOT_LOOPBACK'
   | 'MCP_POLICY_INVALID'

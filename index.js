@@ -29,7 +29,7 @@ const SAME_ITEM = 61
 
 /**
  * Reads the events of the batches the native side writes (their text is described in
- * src/batch.rs): deltas are built from slices of the text, everything else is parsed JSON.
+ * crates/core/src/batch.rs): deltas are built from slices of the text, everything else is parsed JSON.
  */
 class BatchReader {
   text = ''

@@ -87,7 +87,7 @@ function unavailableBinding(error) {
   // The codex-cli versions the addon accepts; the suite checks them against the addon's own.
   const supportedVersions = { minimum: '0.150.0', newestTested: '0.171.0' }
 
-  /** The stand-in of a NativeTurn: its one batch is the terminal event (see src/batch.rs). */
+  /** The stand-in of a NativeTurn: its one batch is the terminal event (see crates/core/src/batch.rs). */
   class UnavailableTurn {
     #batch = `J${terminal.length}:${terminal}`
     abort() {}

@@ -161,4 +161,21 @@ mod tests {
         );
         assert_eq!(failure.to_string(), "CODEX_NOT_FOUND: no codex");
     }
+
+    /// Codes that only the JavaScript layer reports: no native addon to report anything
+    /// (`native.js`), and `runUtility`'s own (`index.js`, beside `FailureCode` in `index.d.ts`).
+    const JS_ONLY: [&str; 1] = ["NATIVE_ADDON_UNAVAILABLE"];
+
+    #[test]
+    fn the_public_types_list_exactly_these_codes() {
+        let types = include_str!("../../../index.d.ts");
+        let start = types.find("export type FailureCode =").expect("index.d.ts declares FailureCode");
+        let union = &types[start..];
+        let union = &union[..union.find("\n\n").unwrap_or(union.len())];
+        let mut declared: Vec<&str> = union.split('\'').skip(1).step_by(2).collect();
+        declared.sort_unstable();
+        let mut expected: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).chain(JS_ONLY).collect();
+        expected.sort_unstable();
+        assert_eq!(declared, expected, "FailureCode in index.d.ts against failure::Code and the JavaScript-only codes");
+    }
 }
