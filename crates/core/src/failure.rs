@@ -172,7 +172,9 @@ mod tests {
         let start = types.find("export type FailureCode =").expect("index.d.ts declares FailureCode");
         let union = &types[start..];
         let union = &union[..union.find("\n\n").unwrap_or(union.len())];
-        let mut declared: Vec<&str> = union.split('\'').skip(1).step_by(2).collect();
+        // `  | 'CODE'` lines; comments between them may hold quotes of their own.
+        let mut declared: Vec<&str> =
+            union.lines().filter_map(|l| l.trim().strip_prefix("| '")).filter_map(|l| l.split('\'').next()).collect();
         declared.sort_unstable();
         let mut expected: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).chain(JS_ONLY).collect();
         expected.sort_unstable();
