@@ -1,7 +1,8 @@
 // Small helpers shared by the bench's runner and workers: the clock they compare across
 // processes, and what /proc says about processes (Linux, where the bench runs).
 
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { describeProcess, isAlive, liveWithEnvironment } from '../scripts/processes.mjs'
 
 /**
  * Milliseconds on the monotonic clock (process.hrtime): the same clock in every process of
@@ -10,39 +11,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 export const monotonicMs = () => Number(process.hrtime.bigint()) / 1e6
 
 /** Whether a process is gone (or only a zombie waiting for its parent). */
-export function processGone(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z'
-  } catch {
-    return !existsSync(`/proc/${pid}`)
-  }
-}
+export const processGone = (pid) => !isAlive(pid)
 
 /** Pids of live processes whose environment holds the exact entry `entry` (`NAME=value`). */
-export function liveWithEnv(entry) {
-  const out = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    let environ
-    try {
-      environ = readFileSync(`/proc/${name}/environ`, 'latin1')
-    } catch {
-      continue
-    }
-    if (environ.split('\0').includes(entry) && !processGone(Number(name))) out.push(Number(name))
-  }
-  return out
-}
+export const liveWithEnv = (entry) => liveWithEnvironment(entry)
 
-/** The command line of a process, for reports. */
-export function describeProcess(pid) {
-  try {
-    return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`
-  } catch {
-    return `${pid}: (gone)`
-  }
-}
+export { describeProcess }
 
 /**
  * One look at the process table the way a tree kill looks: `/proc/<pid>/stat` of every

@@ -25,11 +25,12 @@
 //    is listed, ended, and fails the lane.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { closeSync, cpSync, existsSync, openSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, cpSync, existsSync, openSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { cacheDir } from './codex-versions.mjs'
 import { canIsolate, runIsolated } from './netns.mjs'
+import { describeProcess, liveWithEnvironment } from './processes.mjs'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const TRIPLE = 'x86_64-pc-windows-gnu'
@@ -174,24 +175,13 @@ if (!existsSync(keyFile) || readFileSync(keyFile, 'utf8') !== lockKey) {
   writeFileSync(keyFile, lockKey)
 }
 
-/** Processes of the prefix other than Wine's own, as `pid args` lines. */
+/** Processes of the prefix other than Wine's own, as `pid: argv` lines. */
 function leftInPrefix() {
-  const WINE_OWN = /\\(services|winedevice|plugplay|explorer|rpcss|svchost|conhost|start|tabtip|wineboot)\.exe/i
-  const left = []
-  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
-      if (!environ.includes(`WINEPREFIX=${prefix}`)) continue
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue
-      const args = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ').trim()
-      if (!args || /wineserver/.test(args) || WINE_OWN.test(args) || name === String(process.pid)) continue
-      left.push(`${name} ${args}`)
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return left
+  const WINE_OWN = /\\(services|winedevice|plugplay|explorer|rpcss|svchost|conhost|start|tabtip|wineboot)\.exe|wineserver/i
+  return liveWithEnvironment(`WINEPREFIX=${prefix}`)
+    .filter((pid) => pid !== process.pid)
+    .map(describeProcess)
+    .filter((line) => !WINE_OWN.test(line) && !line.endsWith(': (gone)'))
 }
 
 const suites = files.length ? files : WINDOWS_SUITES

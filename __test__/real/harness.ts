@@ -9,7 +9,7 @@
 //   - config.toml byte-identical (no trust entry written for the git cwd);
 //   - every model request carried `originator: rennet`.
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 
@@ -19,7 +19,8 @@ import { codexUnderTest, createCodexHome, createGitCwd } from '../../testing/cod
 import type { CodexHome, GitCwd } from '../../testing/codex-home.js'
 import { start } from '../../testing/mock-responses.js'
 import type { MockServer, ScriptedResponse } from '../../testing/mock-responses.js'
-import { allProcesses, eventually, liveInGroup } from '../support/procs.js'
+import { describeProcess, eventually, liveInGroup } from '../support/procs.js'
+import { liveWithEnvironment, statOf } from '../../scripts/processes.mjs'
 
 export type StartedEvent = Extract<HarnessEvent, { type: 'started' }>
 type EventOf<T extends HarnessEvent['type']> = Extract<HarnessEvent, { type: T }>
@@ -97,34 +98,10 @@ const MARK_VAR = 'RENNET_REAL_RUN'
 
 /** Live processes whose initial environment carries `RENNET_REAL_RUN=<mark>`. */
 export function liveWithMarker(mark: string): number[] {
-  const needle = `${MARK_VAR}=${mark}`
-  const out: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    let environ: string
-    try {
-      environ = readFileSync(`/proc/${name}/environ`, 'latin1')
-    } catch {
-      continue
-    }
-    if (!environ.split('\0').includes(needle)) continue
-    const stat = allProcesses().find((p) => p.pid === Number(name))
-    if (stat && stat.state !== 'Z') out.push(stat.pid)
-  }
-  return out
+  return liveWithEnvironment(`${MARK_VAR}=${mark}`)
 }
 
-function describeProcs(pids: number[]): string {
-  return pids
-    .map((pid) => {
-      try {
-        return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`
-      } catch {
-        return `${pid}: ?`
-      }
-    })
-    .join('\n')
-}
+const describeProcs = (pids: number[]) => pids.map(describeProcess).join('\n')
 
 /** The mock, Codex home and cwd of a run, and how to remove them. */
 async function environment(options: RealTurnOptions) {
@@ -203,7 +180,7 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
         if (ev.type === 'terminal') terminalAt = Date.now()
         if (ev.type === 'started' && !started) {
           started = ev
-          startedPgrp = allProcesses().find((p) => p.pid === ev.pid)?.pgrp ?? null
+          startedPgrp = statOf(ev.pid)?.pgrp ?? null
         }
         if (options.onEvent?.(ev, ctx) === 'break') {
           brokeOut = true

@@ -1,50 +1,21 @@
 // Process-tree evidence for tests: which processes are still alive in a process group, or
-// below a pid. Reads /proc (Linux), which is where the suites run; `psProcesses` and
+// below a pid. Reads /proc (Linux, through scripts/processes.mjs, which the bench and the
+// Windows lane read it with too), which is where the suites run; `psProcesses` and
 // `isRunning` answer the same from `ps` and `process.kill(pid, 0)` where there is no /proc
-// (macOS).
+// (macOS), `windowsProcesses` from the Windows process table.
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
+import { describeProcess, environOf, isAlive, liveWithEnvironment, processTable, statOf } from '../../scripts/processes.mjs'
 
-interface ProcStat {
-  pid: number
-  ppid: number
-  pgrp: number
-  session: number
-  state: string
-}
+export { describeProcess, environOf, isAlive }
 
-function readStat(pid: number): ProcStat | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // The command name is in parentheses and may itself contain spaces or parentheses.
-    const rest = text.slice(text.lastIndexOf(')') + 2).split(' ')
-    return { pid, state: rest[0], ppid: Number(rest[1]), pgrp: Number(rest[2]), session: Number(rest[3]) }
-  } catch {
-    return null
-  }
-}
-
-export function allProcesses(): ProcStat[] {
-  const out: ProcStat[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    const stat = readStat(Number(name))
-    if (stat) out.push(stat)
-  }
-  return out
-}
+export const allProcesses = processTable
 
 /** Live (not zombie) processes whose process group is `pgid`. */
 export function liveInGroup(pgid: number): number[] {
   return allProcesses()
     .filter((p) => p.pgrp === pgid && p.state !== 'Z')
     .map((p) => p.pid)
-}
-
-/** Whether `pid` exists and is not a zombie. */
-export function isAlive(pid: number): boolean {
-  const stat = readStat(pid)
-  return stat !== null && stat.state !== 'Z'
 }
 
 /** Polls until `check` returns true or `ms` passes; returns the last result. */
@@ -63,18 +34,7 @@ export async function eventually(check: () => boolean, ms = 3000, every = 25): P
  * replaces its environment.
  */
 export function liveWithMarker(marker: string, { prefix = false } = {}): number[] {
-  const needle = `RENNET_CODEX_TREE=${marker}`
-  const matches = (entry: string) => (prefix ? entry.startsWith(needle) : entry === needle)
-  return allProcesses()
-    .filter((p) => p.state !== 'Z')
-    .filter((p) => {
-      try {
-        return readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').some(matches)
-      } catch {
-        return false
-      }
-    })
-    .map((p) => p.pid)
+  return liveWithEnvironment(`RENNET_CODEX_TREE=${marker}`, { prefix })
 }
 
 /** How many file descriptors this process has open. */
@@ -172,39 +132,10 @@ export interface ProcessRef {
   start: string
 }
 
-/** The start time of `pid` in clock ticks since boot, field 22 of /proc/<pid>/stat. */
-function startOf(pid: number): string | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19] ?? null
-  } catch {
-    return null
-  }
-}
-
 /** `pid` as it is now, to be killed later only if it is still the same process. */
 export function identify(pid: number): ProcessRef | null {
-  const start = startOf(pid)
-  return start === null ? null : { pid, start }
-}
-
-/** The environment a process was started with ({} once it is gone or not ours to read). */
-export function environOf(pid: number): Map<string, string> {
-  try {
-    const entries = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)
-    return new Map(entries.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]))
-  } catch {
-    return new Map()
-  }
-}
-
-/** `pid: argv` for a report. */
-export function describeProcess(pid: number): string {
-  try {
-    return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`
-  } catch {
-    return `${pid}: (gone)`
-  }
+  const stat = statOf(pid)
+  return stat === null ? null : { pid, start: stat.start }
 }
 
 /**
@@ -221,7 +152,7 @@ export async function killLeftovers(prefix: string | null, refs: ProcessRef[] = 
   const ours = (pid: number) => run === undefined || environOf(pid).get(RUN_VAR) === run
   const victims = new Set<number>()
   if (prefix !== null) for (const pid of liveWithMarker(prefix, { prefix: true })) if (ours(pid)) victims.add(pid)
-  for (const ref of refs) if (isAlive(ref.pid) && startOf(ref.pid) === ref.start) victims.add(ref.pid)
+  for (const ref of refs) if (isAlive(ref.pid) && statOf(ref.pid)?.start === ref.start) victims.add(ref.pid)
   const killed = [...victims].map(describeProcess)
   for (const pid of victims) {
     try {

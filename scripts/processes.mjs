@@ -1,0 +1,71 @@
+// What /proc says about processes (Linux), for everything that checks what outlived whom: the
+// test suites (__test__/support/procs.ts), the bench and the Windows lane. One reading of
+// /proc/<pid>/stat, environ and cmdline, so that a change of how a process is recognised is
+// made once.
+
+import { readdirSync, readFileSync } from 'node:fs'
+
+/** `/proc/<pid>/stat` as the fields the checks use; null once the process is gone. */
+export function statOf(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name is in parentheses and may itself contain spaces or parentheses.
+    const rest = text.slice(text.lastIndexOf(')') + 2).split(' ')
+    // `start`: field 22, clock ticks since boot; a pid reused by another process has another.
+    return { pid, state: rest[0], ppid: Number(rest[1]), pgrp: Number(rest[2]), session: Number(rest[3]), start: rest[19] }
+  } catch {
+    return null
+  }
+}
+
+/** Every process of the table. */
+export function processTable() {
+  const out = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const stat = statOf(Number(name))
+    if (stat) out.push(stat)
+  }
+  return out
+}
+
+/** Whether `pid` exists and is not a zombie. */
+export function isAlive(pid) {
+  const stat = statOf(pid)
+  return stat !== null && stat.state !== 'Z'
+}
+
+/** The environment a process was started with (empty once it is gone or not ours to read). */
+export function environOf(pid) {
+  try {
+    const entries = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter(Boolean)
+    return new Map(entries.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]))
+  } catch {
+    return new Map()
+  }
+}
+
+/**
+ * Live processes whose environment holds `NAME=value` (`entry`), or, with `prefix`, an entry
+ * that starts with it: the way a marker given to a child finds everything it started.
+ */
+export function liveWithEnvironment(entry, { prefix = false } = {}) {
+  const name = entry.slice(0, entry.indexOf('='))
+  const value = entry.slice(entry.indexOf('=') + 1)
+  return processTable()
+    .filter((p) => p.state !== 'Z')
+    .filter((p) => {
+      const found = environOf(p.pid).get(name)
+      return found !== undefined && (prefix ? found.startsWith(value) : found === value)
+    })
+    .map((p) => p.pid)
+}
+
+/** The command line of a process, as `pid: argv` for a report. */
+export function describeProcess(pid) {
+  try {
+    return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`
+  } catch {
+    return `${pid}: (gone)`
+  }
+}
