@@ -16,5 +16,6 @@ pub mod process;
 pub mod protocol;
 pub mod rpc;
 pub mod stream;
+pub mod text;
 pub mod transport;
 pub mod turn;

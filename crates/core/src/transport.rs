@@ -16,7 +16,8 @@ pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// Non-JSON lines tolerated before the first frame.
 pub const MAX_PREAMBLE_LINES: usize = 20;
 /// How much of an offending line is kept in a failure's detail.
-const EXCERPT_BYTES: usize = 1024;
+/// How much of a line a failure or a preamble diagnostic quotes.
+pub const EXCERPT_CHARS: usize = 1024;
 
 #[derive(Debug)]
 pub struct Frame {
@@ -194,16 +195,9 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 }
 
-/// The first `EXCERPT_BYTES` of a line, cut at a character boundary.
+/// The part of a line a failure or a diagnostic quotes.
 pub fn excerpt(line: &str) -> String {
-    if line.len() <= EXCERPT_BYTES {
-        return line.to_string();
-    }
-    let mut end = EXCERPT_BYTES;
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &line[..end])
+    crate::text::excerpt(line, EXCERPT_CHARS)
 }
 
 pub struct FrameWriter<W> {

@@ -393,12 +393,7 @@ async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
         None => Host::Native { os },
         Some(target) => match wsl::wsl_exe(&env, os, &|p| Path::new(p).is_file()) {
             Some(exe) => Host::Wsl { exe, distro: target.distro },
-            None => {
-                return Discovery::unavailable(
-                    Vec::new(),
-                    format!("wsl.exe was not found, so the WSL distribution {:?} cannot be reached", target.distro),
-                )
-            }
+            None => return Discovery::unavailable(Vec::new(), wsl::not_found(&target.distro)),
         },
     };
     let ctx = Arc::new(Context { host, env, timeouts });

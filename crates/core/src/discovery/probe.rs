@@ -59,14 +59,7 @@ fn spawn(cmd: &Cmd, env: &Env, scope: Scope, stdin: bool) -> Result<process::Chi
 pub fn last_lines(text: &str, count: usize) -> String {
     let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let start = lines.len().saturating_sub(count);
-    lines[start..].iter().map(|l| excerpt_chars(l, 300)).collect::<Vec<_>>().join(" | ")
-}
-
-fn excerpt_chars(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    format!("{}…", text.chars().take(max).collect::<String>())
+    lines[start..].iter().map(|l| crate::text::excerpt(l, 300)).collect::<Vec<_>>().join(" | ")
 }
 
 /// The output of a helper run to completion (or to its deadline).
@@ -140,7 +133,7 @@ fn with_stderr(reason: String, stderr: &[String]) -> String {
     if stderr.is_empty() {
         return reason;
     }
-    let said: Vec<String> = stderr.iter().map(|l| excerpt_chars(l, 300)).collect();
+    let said: Vec<String> = stderr.iter().map(|l| crate::text::excerpt(l, 300)).collect();
     format!("{reason}; stderr: {}", said.join(" | "))
 }
 
@@ -200,7 +193,7 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
                             serde_json::from_str::<InitializeResult>(result.get()).map(|r| r.user_agent).map_err(|_| {
                                 Failure::Reason(format!(
                                     "`app-server` answered `initialize` without a userAgent: {}",
-                                    excerpt_chars(result.get(), 300)
+                                    crate::text::excerpt(result.get(), 300)
                                 ))
                             })
                         }
@@ -249,7 +242,8 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
             },
         };
         if !preamble.is_empty() {
-            let printed: Vec<String> = preamble.iter().rev().take(3).rev().map(|l| excerpt_chars(l, 200)).collect();
+            let printed: Vec<String> =
+                preamble.iter().rev().take(3).rev().map(|l| crate::text::excerpt(l, 200)).collect();
             reason = format!("{reason}; it printed: {}", printed.join(" | "));
         }
         with_stderr(reason, &stderr)

@@ -8,6 +8,12 @@ use super::locations::{windows_lookup, FileInfo, FileState};
 /// Overrides the `wsl.exe` to run (tests use a stand-in that records its arguments).
 pub const WSL_EXE_VAR: &str = "RENNET_WSL_EXE";
 
+/// Why a distribution cannot be reached when [`wsl_exe`] found no `wsl.exe`: for discovery's
+/// report and a turn's terminal alike.
+pub fn not_found(distro: &str) -> String {
+    format!("wsl.exe was not found, so the WSL distribution {distro:?} cannot be reached")
+}
+
 /// The `wsl.exe` to run: [`WSL_EXE_VAR`], else `%SystemRoot%\System32\wsl.exe` on Windows,
 /// else `wsl.exe` on PATH.
 pub fn wsl_exe(env: &Env, host: Os, exists: &dyn Fn(&str) -> bool) -> Option<String> {

@@ -117,15 +117,7 @@ fn configuration_cause(stderr: &[String]) -> String {
 fn meaningful(head: Vec<String>) -> Vec<String> {
     head.into_iter()
         .take_while(|l| !l.starts_with("Stack backtrace:"))
-        .map(|l| {
-            if l.chars().count() > STDERR_LINE_CHARS {
-                let mut cut: String = l.chars().take(STDERR_LINE_CHARS).collect();
-                cut.push('…');
-                cut
-            } else {
-                l
-            }
-        })
+        .map(|l| crate::text::excerpt(&l, STDERR_LINE_CHARS))
         .collect()
 }
 

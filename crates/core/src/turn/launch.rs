@@ -94,13 +94,7 @@ fn wsl_exe(options: &TurnOptions, target: &Wsl) -> Result<PathBuf, Failure> {
     let os = Os::current();
     wsl::wsl_exe(&Env::from_process(&options.env, os), os, &|p| std::path::Path::new(p).is_file())
         .map(PathBuf::from)
-        .ok_or_else(|| {
-            Failure::new(
-                FailureSource::Spawn,
-                Code::CodexNotFound,
-                format!("wsl.exe was not found, so the WSL distribution {:?} cannot be reached", target.distro),
-            )
-        })
+        .ok_or_else(|| Failure::new(FailureSource::Spawn, Code::CodexNotFound, wsl::not_found(&target.distro)))
 }
 
 fn wsl_prefix(distro: &str, codex: &str) -> Vec<OsString> {
