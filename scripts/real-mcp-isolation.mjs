@@ -19,7 +19,7 @@
 //
 // Binary: RENNET_CODEX_BIN, else the pinned `@openai/codex` devDependency. Configuration: the
 // user's Codex home (CODEX_HOME, else ~/.codex), or with --fixture a copy of
-// __test__/fixtures/mcp in a temporary directory with a temporary HOME. Nothing is written into
+// scripts/mcp-fixture in a temporary directory with a temporary HOME. Nothing is written into
 // the Codex home: every Codex process here (`mcp list` included) runs against a private scratch
 // CODEX_HOME holding a copy of the home's *.toml files (Codex keeps state, logs, skills and
 // helper binaries in CODEX_HOME), and the home's file tree is fingerprinted before and after. `--disable shell_snapshot` is added
@@ -33,9 +33,9 @@ import { createRequire } from 'node:module'
 import { homedir, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { listMcpStatus, startAppServer } from '../__test__/fixtures/mcp/app-server.mjs'
-import { FIXTURE_SERVERS, createMcpFixture } from '../__test__/fixtures/mcp/fixture-home.mjs'
-import { startHttpMcpServer } from '../__test__/fixtures/mcp/mcp-servers.mjs'
+import { listMcpStatus, startAppServer } from './mcp-fixture/app-server.mjs'
+import { FIXTURE_SERVERS, createMcpFixture } from './mcp-fixture/fixture-home.mjs'
+import { startHttpMcpServer } from './mcp-fixture/mcp-servers.mjs'
 import { codexBinaryPath } from '../testing/codex-home.js'
 
 const require = createRequire(import.meta.url)

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { startHttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
+import { startHttpMcpServer } from '../../scripts/mcp-fixture/mcp-servers.mjs'
 import { codexUnderTest } from '../../testing/codex-home.js'
 import {
   execCommandResponse,
@@ -29,7 +29,7 @@ import {
 import { eventually } from '../support/procs.js'
 import { runRealTurn, usageOf } from '../real/harness.js'
 
-const STDIO_SERVER = resolve(__dirname, '../fixtures/mcp/stdio-server.mjs')
+const STDIO_SERVER = resolve(__dirname, '../../scripts/mcp-fixture/stdio-server.mjs')
 const CODEX_WITHOUT_THREAD_CONFIG = resolve(__dirname, '../fixtures/codex-without-thread-config.mjs')
 
 const cleanups: Array<() => unknown> = []

@@ -8,12 +8,12 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { mcpInventory, mcpPolicyArgs } from '../../binding.js'
-import { listMcpStatus, startAppServer } from '../fixtures/mcp/app-server.mjs'
-import type { AppServer } from '../fixtures/mcp/app-server.mjs'
-import { createMcpFixture, FIXTURE_SECRETS, FIXTURE_SERVERS } from '../fixtures/mcp/fixture-home.mjs'
-import type { McpFixture } from '../fixtures/mcp/fixture-home.mjs'
-import { startHttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
-import type { HttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
+import { listMcpStatus, startAppServer } from '../../scripts/mcp-fixture/app-server.mjs'
+import type { AppServer } from '../../scripts/mcp-fixture/app-server.mjs'
+import { createMcpFixture, FIXTURE_SECRETS, FIXTURE_SERVERS } from '../../scripts/mcp-fixture/fixture-home.mjs'
+import type { McpFixture } from '../../scripts/mcp-fixture/fixture-home.mjs'
+import { startHttpMcpServer } from '../../scripts/mcp-fixture/mcp-servers.mjs'
+import type { HttpMcpServer } from '../../scripts/mcp-fixture/mcp-servers.mjs'
 import { codexBinaryPath } from '../../testing/codex-home.js'
 import {
   functionCallOutputs,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { FIXTURE_SECRETS, FIXTURE_SERVERS } from '../fixtures/mcp/fixture-home.mjs'
+import { FIXTURE_SECRETS, FIXTURE_SERVERS } from '../../scripts/mcp-fixture/fixture-home.mjs'
 import { codexBinaryPath } from '../../testing/codex-home.js'
 
 const ROOT = resolve(__dirname, '..', '..')

@@ -8,7 +8,7 @@ import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import type { RunTurnOptions } from '../../index.js'
-import { startHttpMcpServer } from '../fixtures/mcp/mcp-servers.mjs'
+import { startHttpMcpServer } from '../../scripts/mcp-fixture/mcp-servers.mjs'
 import type { CodexHome } from '../../testing/codex-home.js'
 import { messageResponse } from '../../testing/mock-responses.js'
 import { runRealTurn } from '../real/harness.js'

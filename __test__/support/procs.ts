@@ -3,8 +3,10 @@
 // Windows lane read it with too), which is where the suites run; `psProcesses` and
 // `isRunning` answer the same from `ps` and `process.kill(pid, 0)` where there is no /proc
 // (macOS), `windowsProcesses` from the Windows process table.
-import { execFileSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describeProcess, environOf, isAlive, liveWithEnvironment, processTable, statOf } from '../../scripts/processes.mjs'
 
 export { describeProcess, environOf, isAlive }
@@ -112,12 +114,24 @@ export function windowsProcesses(): WindowsProcess[] {
       .map((line) => (line.includes(',') ? line.split(',').slice(-3) : line.split(/\s+/)))
       .filter((f) => f.length >= 3 && /^\d+$/.test(f.at(-1)!) && /^\d+$/.test(f.at(-2)!))
       .map((f) => ({ name: f.slice(0, -2).join(' '), ppid: Number(f.at(-2)), pid: Number(f.at(-1)) }))
+  // The table goes through a file, not a pipe: a pipe's writing end that a process started
+  // meanwhile inherited (Windows hands every inheritable handle to a new process) would keep
+  // the reader waiting after wmic exited.
+  const dir = mkdtempSync(join(tmpdir(), 'rennet-wmic-'))
   try {
-    const out = execFileSync('wmic', ['process', 'get', 'Name,ParentProcessId,ProcessId', '/format:csv'], { encoding: 'utf16le' })
-    const found = parse(out.replace(/^\uFEFF/, '').replaceAll('\0', ''))
+    const file = join(dir, 'processes.txt')
+    const out = openSync(file, 'w')
+    try {
+      spawnSync('wmic', ['process', 'get', 'Name,ParentProcessId,ProcessId', '/format:csv'], { stdio: ['ignore', out, 'ignore'], timeout: 30_000 })
+    } finally {
+      closeSync(out)
+    }
+    const found = parse(readFileSync(file, 'utf16le').replace(/^\uFEFF/, '').replaceAll('\0', ''))
     if (found.length) return found
   } catch {
     // no wmic here
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
   }
   const script = 'Get-CimInstance Win32_Process | ForEach-Object { "$($_.Name),$($_.ParentProcessId),$($_.ProcessId)" }'
   return parse(execFileSync('powershell', ['-NoProfile', '-Command', script], { encoding: 'utf8' }))
