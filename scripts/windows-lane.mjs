@@ -189,7 +189,9 @@ log(`vitest under the Windows node ${NODE_VERSION}: ${suites.length} files`)
 // The Windows node cannot use a Unix pipe as its own stdin or stdout (EBADF): files, then.
 const output = join(root, 'target', 'windows-lane', 'vitest.log')
 const out = openSync(output, 'w')
-const vitest = runIsolated(['wine', nodeExe, 'node_modules/vitest/vitest.mjs', 'run', ...suites], {
+// One retry, and every test that needed it named (scripts/windows/flaky-reporter.mjs says why).
+const reporters = ['--reporter=default', '--reporter=./scripts/windows/flaky-reporter.mjs', '--retry=1']
+const vitest = runIsolated(['wine', nodeExe, 'node_modules/vitest/vitest.mjs', 'run', ...reporters, ...suites], {
   cwd: stage,
   env: { ...wineEnv, FORCE_COLOR: '0' },
   stdio: [openSync('/dev/null', 'r'), out, out],

@@ -839,10 +839,12 @@ mod tests {
     fn the_switch_wins_over_the_location_and_an_unknown_location_is_no_guard() {
         let at = || Located::At(PathBuf::from("/pkg/rennet-codex-guard"));
         let off = std::ffi::OsStr::new("off");
-        let named = std::ffi::OsStr::new("/elsewhere/guard");
+        // Absolute on this platform.
+        let elsewhere = if cfg!(windows) { r"C:\elsewhere\guard" } else { "/elsewhere/guard" };
+        let named = std::ffi::OsStr::new(elsewhere);
         assert_eq!(resolve(Some(off), at()), Ok(None));
-        assert_eq!(resolve(Some(named), at()), Ok(Some(PathBuf::from("/elsewhere/guard"))));
-        assert_eq!(resolve(Some(named), Located::Unknown), Ok(Some(PathBuf::from("/elsewhere/guard"))));
+        assert_eq!(resolve(Some(named), at()), Ok(Some(PathBuf::from(elsewhere))));
+        assert_eq!(resolve(Some(named), Located::Unknown), Ok(Some(PathBuf::from(elsewhere))));
         assert_eq!(resolve(None, at()), Ok(Some(PathBuf::from("/pkg/rennet-codex-guard"))));
         assert_eq!(resolve(None, Located::Off), Ok(None));
         assert_eq!(resolve(Some(std::ffi::OsStr::new("")), at()), Ok(Some(PathBuf::from("/pkg/rennet-codex-guard"))));
