@@ -99,8 +99,8 @@ const libnode = once(join(cache, 'libnode'), (dir) => {
   writeFileSync(join(dir, 'libnode.dll'), '')
 })
 
-const stand_in = readFileSync(join(root, 'scripts/windows/bcryptprimitives.c'))
-const prefixKey = createHash('sha256').update(stand_in).update(execFileSync('wine', ['--version'])).digest('hex').slice(0, 12)
+const standIn = readFileSync(join(root, 'scripts/windows/bcryptprimitives.c'))
+const prefixKey = createHash('sha256').update(standIn).update(execFileSync('wine', ['--version'])).digest('hex').slice(0, 12)
 const prefix = join(cache, `prefix-${prefixKey}`)
 const wineEnv = {
   ...process.env,
