@@ -48,6 +48,8 @@ use tree::{Marker, Tree};
 pub const EXIT_GRACE: Duration = Duration::from_millis(1500);
 /// Ending politely: between `SIGTERM` and `SIGKILL`.
 pub const TERM_GRACE: Duration = Duration::from_millis(1000);
+/// How long, once a tree ended, its stderr may take to be read to the end.
+const STDERR_SETTLE: Duration = Duration::from_millis(250);
 /// Ending at once: between `SIGTERM` and `SIGKILL` (a child that honours `SIGTERM` has this
 /// long to go by itself).
 pub const KILL_GRACE: Duration = Duration::from_millis(50);
@@ -212,6 +214,8 @@ pub struct Child {
     pid: u32,
     exit: Option<ExitInfo>,
     stderr: Arc<Mutex<StderrLog>>,
+    /// The task reading stderr; it ends at end-of-file.
+    stderr_read: Option<tokio::task::JoinHandle<()>>,
     /// Shared with the blocking task that ends it.
     tree: Arc<Mutex<Tree>>,
     ended: bool,
@@ -292,12 +296,14 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
     }
     let stdin = pipe.map(|pipe| Stdin { _release: release, pipe });
     let stdout = inner.stdout().take();
-    let stderr = stderr::drain(inner.stderr().take().expect("stderr is piped"), &spec.secrets, on_stderr);
+    let (stderr, stderr_read) =
+        stderr::drain(inner.stderr().take().expect("stderr is piped"), &spec.secrets, on_stderr);
     let child = Child {
         inner,
         pid,
         exit: None,
         stderr,
+        stderr_read: Some(stderr_read),
         tree: Arc::new(Mutex::new(tree)),
         ended: false,
         _ticket: ticket,
@@ -396,6 +402,14 @@ impl Child {
         };
         self.exit = Some(exit);
         self.ended = true;
+        // Whoever reads stderr after the end sees all of it: with the tree gone nothing holds
+        // the pipe, so the reader meets end-of-file at once (bounded for a process that escaped
+        // with it).
+        if let Some(read) = self.stderr_read.as_mut() {
+            if tokio::time::timeout(STDERR_SETTLE, read).await.is_ok() {
+                self.stderr_read = None;
+            }
+        }
         exit
     }
 

@@ -75,17 +75,17 @@ pub fn drain(
     stderr: impl AsyncRead + Unpin + Send + 'static,
     secrets: &[String],
     on_line: Option<LineSink>,
-) -> Arc<Mutex<StderrLog>> {
+) -> (Arc<Mutex<StderrLog>>, tokio::task::JoinHandle<()>) {
     let log = Arc::new(Mutex::new(StderrLog::default()));
     let mut secrets: Vec<String> = secrets.iter().filter(|s| s.len() >= MIN_SECRET_LEN).cloned().collect();
     // Longest first, so that a secret containing another is replaced whole.
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     // Its lines are logged in the context of whoever started the child (a turn's span).
-    tokio::spawn(tracing::Instrument::instrument(
+    let done = tokio::spawn(tracing::Instrument::instrument(
         read_lines(stderr, log.clone(), secrets, on_line),
         tracing::Span::current(),
     ));
-    log
+    (log, done)
 }
 
 async fn read_lines(
@@ -170,7 +170,7 @@ mod tests {
         input.push_str("\ntoken=s3cret-value here\nlast without newline");
         let seen = Arc::new(Mutex::new(0usize));
         let counter = seen.clone();
-        let log = drain(
+        let (log, _) = drain(
             std::io::Cursor::new(input.into_bytes()),
             &["s3cret-value".to_string(), "short".to_string()],
             Some(Box::new(move |_| *counter.lock().unwrap() += 1)),
