@@ -11,14 +11,14 @@
 //
 // Runs on Windows only (CI's Windows job); elsewhere the suite is skipped and says so.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { runTurn, type HarnessEvent, type RunTurnOptions } from '../../index.js'
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
-import { FAKE, FakeLog, assertOneTerminalLast, collect, within } from '../support/fake.js'
+import { FakeLog, assertOneTerminalLast, collect, fakeCodexPath, within } from '../support/fake.js'
 import { eventually, isRunning } from '../support/procs.js'
 import { Host } from './host.js'
 
@@ -58,8 +58,7 @@ function tempDir(): string {
  */
 function lingeringTurn(scenario: string, fake: Record<string, string> = {}): { options: RunTurnOptions; log: FakeLog } {
   const dir = tempDir()
-  const codexPath = join(dir, 'codex.cmd')
-  writeFileSync(codexPath, `@"${process.execPath}" "${FAKE}" %*\r\n`)
+  const codexPath = fakeCodexPath(dir)
   const log = new FakeLog(join(dir, 'fake.log'))
   const env = { FAKE_SCENARIO: scenario, FAKE_LOG: log.path, FAKE_INTERRUPT: 'ignore', FAKE_LINGER: '1', ...fake }
   return { options: { prompt: 'Say hello.', cwd: dir, codexPath, interruptGraceMs: 500, env }, log }
