@@ -88,10 +88,107 @@ impl From<FrameError> for Failure {
     }
 }
 
-pub struct FrameReader<R> {
+/// What a line longer than the reader's limit does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overflow {
+    /// It is an error at once, before the rest of it is read (a protocol frame).
+    Fail,
+    /// Its head is kept and the rest read and dropped (a diagnostic line).
+    KeepHead,
+}
+
+/// A line that did not fit (with [`Overflow::Fail`]).
+#[derive(Debug)]
+pub enum LineError {
+    TooLong,
+    Io(std::io::Error),
+}
+
+/// One line, without its `\n` (or `\r\n`).
+pub struct Line {
+    pub bytes: Vec<u8>,
+    /// Only its first `limit` bytes are in `bytes` ([`Overflow::KeepHead`]).
+    pub cut: bool,
+}
+
+/// The lines of a byte stream, each bounded. Cancel-safe: a read abandoned inside `select!`
+/// loses no bytes (a partial line stays in the reader).
+pub struct LineReader<R> {
     reader: BufReader<R>,
     line: Vec<u8>,
-    /// Set while skipping the rest of an oversized line.
+    cut: bool,
+    limit: usize,
+    overflow: Overflow,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(reader: R, limit: usize, overflow: Overflow) -> Self {
+        LineReader {
+            reader: BufReader::with_capacity(64 * 1024, reader),
+            line: Vec::new(),
+            cut: false,
+            limit,
+            overflow,
+        }
+    }
+
+    /// Whether a complete line is already buffered, so that `next_line` will not wait.
+    pub fn has_buffered_line(&self) -> bool {
+        memchr::memchr(b'\n', self.reader.buffer()).is_some()
+    }
+
+    /// The next line; a last line without a newline is still a line. `None` at end of stream.
+    pub async fn next_line(&mut self) -> Result<Option<Line>, LineError> {
+        loop {
+            let available = self.reader.fill_buf().await.map_err(LineError::Io)?;
+            if available.is_empty() {
+                if self.line.is_empty() && !self.cut {
+                    return Ok(None);
+                }
+                return Ok(Some(self.take()));
+            }
+            let (taken, complete) = match memchr::memchr(b'\n', available) {
+                Some(pos) => (pos + 1, true),
+                None => (available.len(), false),
+            };
+            let content = if complete { &available[..taken - 1] } else { available };
+            let room = self.limit.saturating_sub(self.line.len());
+            if content.len() > room {
+                if self.overflow == Overflow::Fail {
+                    return Err(LineError::TooLong);
+                }
+                self.cut = true;
+            }
+            if complete && self.line.is_empty() && !self.cut {
+                // The usual case, a whole line in the buffer: one allocation of its exact size
+                // rather than a buffer regrown from nothing for every line.
+                let mut bytes = content.to_vec();
+                self.reader.consume(taken);
+                if bytes.last() == Some(&b'\r') {
+                    bytes.pop();
+                }
+                return Ok(Some(Line { bytes, cut: false }));
+            }
+            self.line.extend_from_slice(&content[..content.len().min(room)]);
+            self.reader.consume(taken);
+            if complete {
+                return Ok(Some(self.take()));
+            }
+        }
+    }
+
+    fn take(&mut self) -> Line {
+        let mut bytes = std::mem::take(&mut self.line);
+        let cut = std::mem::take(&mut self.cut);
+        if !cut && bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        Line { bytes, cut }
+    }
+}
+
+pub struct FrameReader<R> {
+    lines: LineReader<R>,
     max_frame: usize,
     seen_frame: bool,
     preamble_lines: usize,
@@ -104,8 +201,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
     pub fn with_limit(reader: R, max_frame: usize) -> Self {
         FrameReader {
-            reader: BufReader::with_capacity(64 * 1024, reader),
-            line: Vec::new(),
+            lines: LineReader::new(reader, max_frame, Overflow::Fail),
             max_frame,
             seen_frame: false,
             preamble_lines: 0,
@@ -114,44 +210,16 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
     /// Reads the next complete line. `None` at end of stream with nothing buffered.
     async fn next_line(&mut self) -> Result<Option<Vec<u8>>, FrameError> {
-        loop {
-            let available = self.reader.fill_buf().await.map_err(|e| FrameError::Io(e.to_string()))?;
-            if available.is_empty() {
-                // A last line without a newline is still a line.
-                return Ok((!self.line.is_empty()).then(|| std::mem::take(&mut self.line)));
-            }
-            let (taken, complete) = match memchr::memchr(b'\n', available) {
-                Some(pos) => (pos + 1, true),
-                None => (available.len(), false),
-            };
-            let content = if complete { &available[..taken - 1] } else { available };
-            if self.line.len() + content.len() > self.max_frame {
-                return Err(FrameError::TooLarge { limit: self.max_frame });
-            }
-            if complete && self.line.is_empty() {
-                // The usual case, a whole line in the buffer: one allocation of its exact size
-                // rather than a buffer regrown from nothing for every line.
-                let mut line = content.to_vec();
-                self.reader.consume(taken);
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                return Ok(Some(line));
-            }
-            self.line.extend_from_slice(content);
-            self.reader.consume(taken);
-            if complete {
-                if self.line.last() == Some(&b'\r') {
-                    self.line.pop();
-                }
-                return Ok(Some(std::mem::take(&mut self.line)));
-            }
+        match self.lines.next_line().await {
+            Ok(line) => Ok(line.map(|l| l.bytes)),
+            Err(LineError::TooLong) => Err(FrameError::TooLarge { limit: self.max_frame }),
+            Err(LineError::Io(e)) => Err(FrameError::Io(e.to_string())),
         }
     }
 
     /// Whether a complete line is already buffered, so that `next` will not wait for input.
     pub fn has_buffered_line(&self) -> bool {
-        memchr::memchr(b'\n', self.reader.buffer()).is_some()
+        self.lines.has_buffered_line()
     }
 
     /// The next frame, preamble line or end of stream.

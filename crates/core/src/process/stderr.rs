@@ -1,9 +1,10 @@
 //! A child's stderr: always drained (a full pipe would stall the child), each line handed on as
 //! it arrives, and the first and last lines kept for a failure's detail.
 
+use crate::transport::{LineReader, Overflow};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::AsyncRead;
 
 /// Lines kept from the start and from the end of stderr.
 pub const KEPT_LINES: usize = 40;
@@ -94,38 +95,11 @@ async fn read_lines(
     secrets: Vec<String>,
     on_line: Option<LineSink>,
 ) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stderr);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        // Reads a whole line, however long, but keeps only its head.
-        let mut overflow = false;
-        loop {
-            let available = match reader.fill_buf().await {
-                Ok(buf) => buf,
-                Err(_) => return,
-            };
-            if available.is_empty() {
-                if line.is_empty() {
-                    return;
-                }
-                break;
-            }
-            let (taken, complete) = match memchr::memchr(b'\n', available) {
-                Some(pos) => (pos + 1, true),
-                None => (available.len(), false),
-            };
-            let room = LINE_BYTES.saturating_sub(line.len());
-            let content = &available[..if complete { taken - 1 } else { taken }];
-            overflow |= content.len() > room;
-            line.extend_from_slice(&content[..content.len().min(room)]);
-            reader.consume(taken);
-            if complete {
-                break;
-            }
-        }
-        let mut text = String::from_utf8_lossy(&line).trim_end_matches('\r').to_string();
-        if overflow {
+    let mut lines = LineReader::new(stderr, LINE_BYTES, Overflow::KeepHead);
+    // An unreadable stderr ends like a closed one: nothing more to drain.
+    while let Ok(Some(line)) = lines.next_line().await {
+        let mut text = String::from_utf8_lossy(&line.bytes).trim_end_matches('\r').to_string();
+        if line.cut {
             text.push('…');
         }
         for secret in &secrets {
