@@ -16,6 +16,7 @@ pub mod process;
 pub mod protocol;
 pub mod rpc;
 pub mod stream;
+pub mod target;
 pub mod text;
 pub mod transport;
 pub mod turn;

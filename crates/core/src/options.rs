@@ -2,12 +2,12 @@
 //! Every error names the option it is about.
 
 pub use crate::input::OptionsError;
-use crate::input::{check_env, from_json, invalid};
+use crate::input::{from_json, invalid};
 pub use crate::locus::Locus;
+use crate::target::Target;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 pub const DEFAULT_INTERRUPT_GRACE: Duration = Duration::from_millis(2000);
@@ -80,11 +80,8 @@ impl std::fmt::Debug for McpServer {
 /// Validated options of one turn. `Debug` shows variable names of `env`, never their values.
 pub struct TurnOptions {
     pub prompt: String,
-    /// The working directory as the caller gave it (a host path).
-    pub cwd: String,
-    /// The working directory as Codex sees it: `cwd` itself, or with a WSL locus its path
-    /// inside the distribution. This is what `thread/start` and `turn/start` carry.
-    pub thread_cwd: String,
+    /// Which Codex, where, with which environment.
+    pub target: Target,
     /// `None` when absent or empty: an empty model is an error on the wire.
     pub model: Option<String>,
     pub access: Access,
@@ -92,9 +89,6 @@ pub struct TurnOptions {
     pub output_schema: Option<Box<RawValue>>,
     pub thread_id: Option<String>,
     pub mcp: Option<McpPolicy>,
-    pub codex_path: Option<String>,
-    pub locus: Option<Locus>,
-    pub env: Vec<(String, String)>,
     pub interrupt_grace: Duration,
     pub request_timeout: Duration,
 }
@@ -103,17 +97,13 @@ impl std::fmt::Debug for TurnOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TurnOptions")
             .field("prompt", &self.prompt)
-            .field("cwd", &self.cwd)
-            .field("thread_cwd", &self.thread_cwd)
+            .field("target", &self.target)
             .field("model", &self.model)
             .field("access", &self.access)
             .field("effort", &self.effort)
             .field("output_schema", &self.output_schema)
             .field("thread_id", &self.thread_id)
             .field("mcp", &self.mcp)
-            .field("codex_path", &self.codex_path)
-            .field("locus", &self.locus)
-            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("interrupt_grace", &self.interrupt_grace)
             .field("request_timeout", &self.request_timeout)
             .finish()
@@ -127,9 +117,6 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     if raw.prompt.trim().is_empty() {
         return Err(invalid("options.prompt must be a non-empty string"));
     }
-    if !Path::new(&raw.cwd).is_absolute() && raw.locus.is_none() {
-        return Err(invalid(format!("options.cwd must be an absolute path, got {:?}", raw.cwd)));
-    }
     if let Some(schema) = &raw.output_schema {
         if !schema.get().trim_start().starts_with('{') {
             return Err(invalid("options.outputSchema must be a JSON Schema object"));
@@ -141,9 +128,6 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     if matches!(&raw.effort, Some(e) if e.is_empty()) {
         return Err(invalid("options.effort must be a non-empty string"));
     }
-    if matches!(&raw.codex_path, Some(p) if p.is_empty()) {
-        return Err(invalid("options.codexPath must be a non-empty string"));
-    }
     if raw.request_timeout_ms == Some(0) {
         return Err(invalid("options.requestTimeoutMs must be greater than 0"));
     }
@@ -154,34 +138,17 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
              for MCP servers",
         ));
     }
-    let thread_cwd = match &raw.locus {
-        None => raw.cwd.clone(),
-        Some(locus) if locus.wsl.distro.trim().is_empty() => {
-            return Err(invalid("options.locus.wsl.distro must be a non-empty string"));
-        }
-        Some(locus) => crate::locus::wsl_path(&raw.cwd, &locus.wsl.distro).ok_or_else(|| {
-            invalid(format!(
-                "options.cwd {:?} has no path inside the WSL distribution {:?}: give an absolute Windows path, a \\\\wsl$\\{} path or a path of the distribution",
-                raw.cwd, locus.wsl.distro, locus.wsl.distro
-            ))
-        })?,
-    };
-    let env = raw.env.unwrap_or_default();
-    check_env(&env)?;
+    let target = Target::parse(raw.cwd, raw.codex_path, raw.locus, raw.env)?;
 
     Ok(TurnOptions {
         prompt: raw.prompt,
-        cwd: raw.cwd,
-        thread_cwd,
+        target,
         model: raw.model.filter(|m| !m.is_empty()),
         access: raw.access.unwrap_or_default(),
         effort: raw.effort,
         output_schema: raw.output_schema,
         thread_id: raw.thread_id,
         mcp: raw.mcp,
-        codex_path: raw.codex_path,
-        locus: raw.locus,
-        env: env.into_iter().collect(),
         interrupt_grace: raw.interrupt_grace_ms.map(Duration::from_millis).unwrap_or(DEFAULT_INTERRUPT_GRACE),
         request_timeout: raw.request_timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_REQUEST_TIMEOUT),
     })
@@ -242,9 +209,9 @@ mod tests {
             parse(&serde_json::json!({"prompt": "x", "cwd": cwd, "locus": {"wsl": {"distro": "Ubuntu"}}}).to_string())
         };
         let o = parse_in(r"C:\Users\a\repo").unwrap();
-        assert_eq!((o.cwd.as_str(), o.thread_cwd.as_str()), (r"C:\Users\a\repo", "/mnt/c/Users/a/repo"));
-        assert_eq!(parse_in(r"\\wsl.localhost\Ubuntu\home\a\repo").unwrap().thread_cwd, "/home/a/repo");
-        assert_eq!(parse_in("/home/a/repo").unwrap().thread_cwd, "/home/a/repo");
+        assert_eq!((o.target.cwd.as_str(), o.target.thread_cwd.as_str()), (r"C:\Users\a\repo", "/mnt/c/Users/a/repo"));
+        assert_eq!(parse_in(r"\\wsl.localhost\Ubuntu\home\a\repo").unwrap().target.thread_cwd, "/home/a/repo");
+        assert_eq!(parse_in("/home/a/repo").unwrap().target.thread_cwd, "/home/a/repo");
         let e = parse_in(r"\\wsl$\Debian\home\a").unwrap_err().0;
         assert!(
             e.starts_with(
@@ -254,7 +221,7 @@ mod tests {
         );
         assert!(parse_in("repo").is_err());
         let o = parse(r#"{"prompt":"x","cwd":"/tmp"}"#).unwrap();
-        assert_eq!(o.thread_cwd, TMP);
+        assert_eq!(o.target.thread_cwd, TMP);
     }
 
     #[test]

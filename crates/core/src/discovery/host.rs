@@ -5,10 +5,10 @@
 
 use super::env::{Env, Os};
 use super::locations::{self, FileInfo, FileState};
-use super::probe::{self, Cmd};
+use super::probe;
 use super::wsl;
 use crate::process::is_executable;
-use crate::process::Scope;
+use crate::process::{Launch, Scope};
 use std::path::Path;
 use std::time::Duration;
 
@@ -55,19 +55,21 @@ impl Host {
     }
 
     /// The command that runs `argv` there.
-    pub fn command(&self, argv: &[String]) -> Cmd {
+    pub fn command(&self, argv: &[String]) -> Launch {
         match self {
-            Host::Native { .. } => Cmd::new(argv[0].clone(), argv[1..].to_vec()),
+            Host::Native { .. } => Launch::new(&argv[0], &argv[1..]),
             Host::Wsl { exe, distro } => {
                 let mut args = vec!["-d".to_string(), distro.clone(), "--exec".to_string()];
                 args.extend(argv.iter().cloned());
-                Cmd::new(exe.clone(), args)
+                let mut launch = Launch::new(exe, args);
+                launch.wsl = true;
+                launch
             }
         }
     }
 
     /// `sh -c <script> sh <args…>` there.
-    fn script(&self, script: &str, args: impl IntoIterator<Item = String>) -> Cmd {
+    fn script(&self, script: &str, args: impl IntoIterator<Item = String>) -> Launch {
         let mut argv = vec!["/bin/sh".to_string(), "-c".to_string(), script.to_string(), "sh".to_string()];
         argv.extend(args);
         self.command(&argv)
@@ -84,11 +86,11 @@ impl Host {
                 let cmd = self.script(wsl::ENV_SCRIPT, locations::UNIX_INPUT_VARS.iter().map(|v| v.to_string()));
                 let run = probe::collect(&cmd, env, timeout, Scope::Tree, None)
                     .await
-                    .map_err(|e| format!("wsl.exe could not be started ({}): {e}", cmd.program))?;
-                let ok = matches!(run.exit, Some(crate::process::ExitInfo { code: Some(0), .. }));
+                    .map_err(|e| format!("wsl.exe could not be started ({}): {e}", cmd.program.display()))?;
+                let ok = run.exit.code == Some(0);
                 if run.timed_out || !ok {
                     let what = if run.timed_out { "did not answer in time".to_string() } else { "failed".to_string() };
-                    let tail = run.stderr.join(" | ");
+                    let tail = run.stderr_said.join(" | ");
                     return Err(format!(
                         "the WSL distribution {distro:?} {what}{}",
                         if tail.is_empty() { String::new() } else { format!(": {tail}") }
@@ -112,7 +114,7 @@ impl Host {
                 let Some(shell) = host_env.env.get("SHELL") else {
                     return LoginPath::Unavailable("SHELL is not set".into());
                 };
-                (Cmd::new(shell, login_shell_args(shell, &command)), &host_env.env)
+                (Launch::new(shell, login_shell_args(shell, &command)), &host_env.env)
             }
             Host::Wsl { .. } => {
                 let secs = timeout.as_secs().max(1).to_string();
@@ -121,7 +123,9 @@ impl Host {
         };
         let end = end_marker(&nonce);
         match probe::collect(&cmd, run_env, timeout, Scope::Session, Some(end.as_bytes())).await {
-            Err(e) => LoginPath::Unavailable(format!("the login shell {} could not be started: {e}", cmd.program)),
+            Err(e) => {
+                LoginPath::Unavailable(format!("the login shell {} could not be started: {e}", cmd.program.display()))
+            }
             Ok(run) => match parse_login_output(&String::from_utf8_lossy(&run.stdout), &nonce) {
                 Some(path) => LoginPath::Found(path),
                 None if run.timed_out => {
@@ -375,7 +379,7 @@ mod tests {
         let n = nonce();
         let env = Env::from_pairs([("PATH", "/usr/bin:/bin")], Os::Unix);
         let run = probe::collect(
-            &Cmd::new("/bin/sh", ["-c", &login_command(&n)]),
+            &Launch::new("/bin/sh", ["-c", &login_command(&n)]),
             &env,
             Duration::from_secs(5),
             Scope::Session,
@@ -390,8 +394,8 @@ mod tests {
     fn wsl_commands() {
         let host = Host::Wsl { exe: "/x/wsl.exe".into(), distro: "Ubuntu".into() };
         let cmd = host.command(&["/usr/bin/codex".to_string(), "--version".to_string()]);
-        assert_eq!(cmd.program, "/x/wsl.exe");
-        assert_eq!(cmd.args, vec!["-d", "Ubuntu", "--exec", "/usr/bin/codex", "--version"]);
+        assert_eq!(cmd.argv(), vec!["/x/wsl.exe", "-d", "Ubuntu", "--exec", "/usr/bin/codex", "--version"]);
+        assert!(cmd.wsl);
         assert_eq!(host.os(), Os::Unix);
     }
 }

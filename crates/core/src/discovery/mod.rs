@@ -28,6 +28,7 @@ pub mod wsl;
 mod tests;
 
 use crate::locus::{Locus, Wsl};
+use crate::process::Launch;
 use env::{Env, Os};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use host::{Host, HostEnv, LoginPath, Request};
@@ -77,14 +78,6 @@ pub enum Source {
     DesktopBundle,
 }
 
-/// How to start a candidate: `program`, then `prefix_args`, then the Codex arguments
-/// (`app-server`, …).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Launch {
-    pub program: PathBuf,
-    pub prefix_args: Vec<OsString>,
-}
-
 #[derive(Serialize, Clone, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct CodexCandidate {
@@ -96,12 +89,12 @@ pub struct CodexCandidate {
     pub version: Option<String>,
     pub usable: bool,
     pub reason: Option<String>,
+    /// How it starts: program and argv prefix (its directory and environment are the caller's).
     #[serde(skip)]
     launch: Launch,
 }
 
 impl CodexCandidate {
-    /// The argv prefix that starts this candidate.
     pub fn launch(&self) -> Launch {
         self.launch.clone()
     }
@@ -632,7 +625,7 @@ async fn examine(ctx: &Context, host_env: &HostEnv, requests: &[(Source, Request
 }
 
 fn direct_launch(path: &str) -> Launch {
-    Launch { program: PathBuf::from(path), prefix_args: Vec::new() }
+    Launch::new(path, std::iter::empty::<OsString>())
 }
 
 fn rejected(path: &str, reason: String) -> Outcome {
@@ -649,14 +642,11 @@ async fn probe_file(ctx: &Context, host_env: &HostEnv, info: &FileInfo) -> Outco
         Plan::Vendored(exe) => vec![exe],
         Plan::Rejected(reason) => return rejected(&info.path, reason),
     };
-    let cmd = ctx.host.command(&argv);
-    let launch =
-        Launch { program: PathBuf::from(&cmd.program), prefix_args: cmd.args.iter().map(OsString::from).collect() };
-    let launcher = (cmd.program != info.path || !cmd.args.is_empty())
-        .then(|| std::iter::once(cmd.program.clone()).chain(cmd.args.iter().cloned()).collect());
-    let mut outcome = Outcome { launch, launcher, version: None, usable: false, reason: None };
+    let launch = ctx.host.command(&argv);
+    let launcher = (launch.program != Path::new(&info.path) || !launch.prefix_args.is_empty()).then(|| launch.argv());
+    let mut outcome = Outcome { launch: launch.clone(), launcher, version: None, usable: false, reason: None };
 
-    let stdout = match probe::version(&cmd, &ctx.env, ctx.timeouts.version).await {
+    let stdout = match probe::version(&launch, &ctx.env, ctx.timeouts.version).await {
         Ok(stdout) => stdout,
         Err(reason) => {
             outcome.reason = Some(reason);
@@ -683,7 +673,7 @@ async fn probe_file(ctx: &Context, host_env: &HostEnv, info: &FileInfo) -> Outco
             info.path
         );
     }
-    match probe::handshake(&cmd, &ctx.env, ctx.timeouts.handshake).await {
+    match probe::handshake(&launch, &ctx.env, ctx.timeouts.handshake).await {
         Ok(user_agent) => {
             tracing::debug!("{}: app-server answered initialize as {user_agent}", info.path);
             outcome.usable = true;

@@ -4,55 +4,25 @@
 //! waits for its discovery any more, leaves nothing of its child running.
 
 use super::env::Env;
-use crate::process::{self, End, ExitInfo, Scope, SpawnError, Spec};
+use crate::process::collect::Collected;
+use crate::process::{self, End, ExitInfo, Launch, Scope, SpawnError, Spec};
 use crate::protocol::{Initialize, InitializeResult};
 use crate::rpc::{Connection, Received};
 use crate::transport::{excerpt, FrameError, FrameReader};
-use std::path::PathBuf;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
-use tokio::time::Instant;
 
-/// How long a probe child may take to exit by itself once its work is done (after stdin
-/// closed, for the handshake: app-server exits within tens of milliseconds).
-pub const EXIT_GRACE: Duration = Duration::from_millis(500);
-/// Output kept from a helper (`--version`, the login shell, the WSL scripts).
-const MAX_OUTPUT: usize = 1024 * 1024;
 /// Largest line accepted during the handshake.
 const MAX_HANDSHAKE_FRAME: usize = 1024 * 1024;
 /// Messages other than the `initialize` response tolerated during the handshake.
 const MAX_OTHER_MESSAGES: usize = 100;
 
-/// A program and its arguments, as the host starts them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cmd {
-    pub program: String,
-    pub args: Vec<String>,
-}
-
-impl Cmd {
-    pub fn new(program: impl Into<String>, args: impl IntoIterator<Item = impl Into<String>>) -> Cmd {
-        Cmd { program: program.into(), args: args.into_iter().map(Into::into).collect() }
-    }
-
-    pub fn with_arg(&self, arg: &str) -> Cmd {
-        let mut cmd = self.clone();
-        cmd.args.push(arg.to_string());
-        cmd
-    }
-}
-
-/// A probe child: the environment given and nothing else, in the temporary directory (not
-/// wherever the host process happens to be: a deleted or slow directory).
-fn spawn(cmd: &Cmd, env: &Env, scope: Scope, stdin: bool) -> Result<process::Child, SpawnError> {
-    let temp = std::env::temp_dir();
-    let cwd = if temp.is_dir() { temp } else { std::env::current_dir().unwrap_or(PathBuf::from("/")) };
-    let mut spec = Spec::new(&cmd.program, &cmd.args, cwd);
-    spec.env = env.pairs().to_vec();
-    spec.clear_env = true;
-    spec.stdin = stdin;
+/// A probe child: `launch` with `args`, the environment given and nothing else.
+fn spec(launch: &Launch, env: &Env, args: &[&str], scope: Scope) -> Spec {
+    let mut spec = launch.spec(args.iter().copied());
+    spec.launch.env = env.pairs().to_vec();
+    spec.launch.clear_env = true;
     spec.scope = scope;
-    process::spawn(&spec, None)
+    spec
 }
 
 /// The last few non-empty lines of a stderr tail, joined for a reason.
@@ -62,68 +32,15 @@ pub fn last_lines(text: &str, count: usize) -> String {
     lines[start..].iter().map(|l| crate::text::excerpt(l, 300)).collect::<Vec<_>>().join(" | ")
 }
 
-/// The output of a helper run to completion (or to its deadline).
-#[derive(Debug, Default)]
-pub struct Collected {
-    pub stdout: Vec<u8>,
-    /// What it said on stderr ([`crate::process::stderr::StderrLog::said`]).
-    pub stderr: Vec<String>,
-    pub exit: Option<ExitInfo>,
-    pub timed_out: bool,
-}
-
-/// Runs `cmd` with stdin closed and collects its stdout until it ends, until `stop_at`
-/// appears in it, or until `timeout`. The child and its group are ended either way.
+/// Runs `launch` as it is (stdin closed) with `env` alone: see [`process::collect::collect`].
 pub async fn collect(
-    cmd: &Cmd,
+    launch: &Launch,
     env: &Env,
     timeout: Duration,
     scope: Scope,
     stop_at: Option<&[u8]>,
 ) -> Result<Collected, SpawnError> {
-    let mut child = spawn(cmd, env, scope, false)?;
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let deadline = Instant::now() + timeout;
-    let mut out = Vec::new();
-    let mut timed_out = false;
-    let mut stopped = false;
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        tokio::select! {
-            read = stdout.read(&mut buf) => match read {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = MAX_OUTPUT.saturating_sub(out.len());
-                    out.extend_from_slice(&buf[..n.min(room)]);
-                    if stop_at.is_some_and(|marker| contains(&out, marker)) {
-                        stopped = true;
-                        break;
-                    }
-                }
-            },
-            _ = tokio::time::sleep_until(deadline) => {
-                timed_out = true;
-                break;
-            }
-        }
-    }
-    drop(stdout);
-    let patience = if timed_out {
-        Duration::ZERO
-    } else if stopped {
-        EXIT_GRACE
-    } else {
-        deadline.saturating_duration_since(Instant::now())
-    };
-    let exited = child.wait(patience).await;
-    let exit = child.end(if exited.is_some() { End::Polite(Duration::ZERO) } else { End::Kill }).await;
-    // Output that ended without the process ending within the deadline is a timeout too.
-    let timed_out = timed_out || (exited.is_none() && !stopped);
-    Ok(Collected { stdout: out, stderr: child.stderr_said(STDERR_SAID_LINES), exit: Some(exit), timed_out })
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+    process::collect::collect(&spec(launch, env, &[], scope), timeout, stop_at, STDERR_SAID_LINES).await
 }
 
 /// Lines of stderr a reason quotes.
@@ -147,28 +64,32 @@ fn spawn_reason(what: &str, e: &SpawnError) -> String {
 }
 
 /// Probe 2: `<cmd> --version` answers with a version. The stdout text on success.
-pub async fn version(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String, String> {
-    let run = collect(&cmd.with_arg("--version"), env, timeout, Scope::Tree, None)
-        .await
-        .map_err(|e| spawn_reason("it", &e))?;
+pub async fn version(launch: &Launch, env: &Env, timeout: Duration) -> Result<String, String> {
+    let spec = spec(launch, env, &["--version"], Scope::Tree);
+    let run =
+        process::collect::collect(&spec, timeout, None, STDERR_SAID_LINES).await.map_err(|e| spawn_reason("it", &e))?;
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     if run.timed_out {
-        return Err(with_stderr(format!("`--version` did not finish within {} ms", timeout.as_millis()), &run.stderr));
+        return Err(with_stderr(
+            format!("`--version` did not finish within {} ms", timeout.as_millis()),
+            &run.stderr_said,
+        ));
     }
     match run.exit {
-        Some(ExitInfo { code: Some(0), .. }) => Ok(stdout),
+        ExitInfo { code: Some(0), .. } => Ok(stdout),
         // A crash (or an outside kill) while probed is not a refusal to answer: say which.
-        Some(exit) if exit.killed_by_signal() => {
-            Err(with_stderr(format!("`--version` {} while probed", exit.how()), &run.stderr))
+        exit if exit.killed_by_signal() => {
+            Err(with_stderr(format!("`--version` {} while probed", exit.how()), &run.stderr_said))
         }
-        exit => Err(with_stderr(format!("`--version` failed ({})", ExitInfo::describe(exit)), &run.stderr)),
+        exit => Err(with_stderr(format!("`--version` failed ({})", ExitInfo::describe(Some(exit))), &run.stderr_said)),
     }
 }
 
 /// Probe 3: `<cmd> app-server` completes the `initialize` handshake. The `userAgent` on success.
-pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String, String> {
-    let mut child =
-        spawn(&cmd.with_arg("app-server"), env, Scope::Tree, true).map_err(|e| spawn_reason("`app-server`", &e))?;
+pub async fn handshake(launch: &Launch, env: &Env, timeout: Duration) -> Result<String, String> {
+    let mut spec = spec(launch, env, &["app-server"], Scope::Tree);
+    spec.stdin = true;
+    let mut child = process::spawn(&spec, None).map_err(|e| spawn_reason("`app-server`", &e))?;
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut conn = Connection::new(FrameReader::with_limit(stdout, MAX_HANDSHAKE_FRAME), stdin);
@@ -227,7 +148,8 @@ pub async fn handshake(cmd: &Cmd, env: &Env, timeout: Duration) -> Result<String
     // left by itself tells a crash from a server that merely stopped talking: only the former's
     // status is its own, the latter's is the signal sent here.
     conn.close().await;
-    let by_itself = child.wait(EXIT_GRACE).await;
+    // app-server exits within tens of milliseconds of its stdin closing.
+    let by_itself = child.wait(process::collect::EXIT_GRACE).await;
     child.end(End::Polite(Duration::ZERO)).await;
     let stderr = child.stderr_said(STDERR_SAID_LINES);
     outcome.map_err(|failure| {
@@ -275,12 +197,5 @@ mod tests {
         assert_eq!(last_lines("a\n\n b \nc\nd\n", 3), "b | c | d");
         assert_eq!(last_lines("", 3), "");
         assert!(last_lines(&"x".repeat(1000), 1).ends_with('…'));
-    }
-
-    #[test]
-    fn finds_markers() {
-        assert!(contains(b"abc__END__x", b"__END__"));
-        assert!(!contains(b"abc", b""));
-        assert!(!contains(b"ab", b"abc"));
     }
 }

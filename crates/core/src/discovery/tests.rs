@@ -251,7 +251,7 @@ async fn ranks_env_then_login_path_then_process_path_then_known_dirs_then_bundle
     let selected = d.selected.as_ref().unwrap();
     assert_eq!(selected.path, env_bin);
     assert_eq!(selected.launcher, None);
-    assert_eq!(selected.launch(), Launch { program: env_bin.clone().into(), prefix_args: vec![] });
+    assert_eq!(selected.launch().argv(), vec![env_bin.clone()]);
     // The login shell was asked as an interactive login shell.
     let args = std::fs::read_to_string(sb.path("shell.args")).unwrap();
     assert!(args.starts_with("-l -i -c "), "{args}");
@@ -548,7 +548,7 @@ async fn a_launcher_without_node_on_path_runs_through_the_node_beside_it() {
     assert_eq!(launcher.source, Source::KnownDir);
     assert!(launcher.usable, "{launcher:?}");
     assert_eq!(launcher.launcher, Some(vec![node.clone(), script.clone()]));
-    assert_eq!(launcher.launch(), Launch { program: node.clone().into(), prefix_args: vec![script.clone().into()] });
+    assert_eq!(launcher.launch().argv(), vec![node.clone(), script.clone()]);
     assert_eq!(d.selected.as_ref().unwrap().path, format!("{bin}/codex"));
     let lonely = candidate(&d, &lonely);
     assert!(!lonely.usable);

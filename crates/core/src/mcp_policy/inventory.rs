@@ -10,14 +10,12 @@
 
 use super::refused;
 use crate::failure::{Code, Failure};
-use crate::process::{self, End, Spec};
+use crate::process::collect::collect;
+use crate::process::{self, Launch};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
-use std::ffi::OsString;
-use std::path::Path;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
 
 /// How long `codex mcp list --json` may take.
 pub const INVENTORY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -40,53 +38,26 @@ pub struct ConfiguredServer {
     pub transport: TransportKind,
 }
 
-/// The arguments after the program (and launcher prefix) that list the inventory.
-pub fn list_args(prefix_args: &[OsString]) -> Vec<OsString> {
-    let mut args = prefix_args.to_vec();
-    args.extend(["--disable", "plugins", "mcp", "list", "--json"].map(OsString::from));
-    args
-}
+/// The arguments after the launch's prefix that list the inventory.
+pub const LIST_ARGS: [&str; 5] = ["--disable", "plugins", "mcp", "list", "--json"];
 
-/// Runs `codex mcp list --json` and validates its output.
-pub async fn read(
-    program: &Path,
-    prefix_args: &[OsString],
-    cwd: &Path,
-    env: &[(String, String)],
-) -> Result<Vec<ConfiguredServer>, Failure> {
+/// Runs `codex mcp list --json` with the child's launch and validates its output.
+pub async fn read(launch: &Launch) -> Result<Vec<ConfiguredServer>, Failure> {
     let failed = |message: String, detail: Value| refused(Code::McpInventoryFailed, message, detail);
-    let mut spec = Spec::new(program, list_args(prefix_args), cwd.to_path_buf());
-    spec.env = env.to_vec();
-    let mut child = process::spawn(&spec, None).map_err(|e| match e {
+    let program = launch.program.display().to_string();
+    let run = collect(&launch.spec(LIST_ARGS), INVENTORY_TIMEOUT, None, 0).await.map_err(|e| match e {
         process::SpawnError::GuardUnavailable(why) => why.failure(),
-        e => failed(
-            format!("could not run `codex mcp list --json` ({}): {e}", program.display()),
-            json!({"codexPath": program.display().to_string()}),
-        ),
+        e => failed(format!("could not run `codex mcp list --json` ({program}): {e}"), json!({"codexPath": program})),
     })?;
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let mut output = Vec::new();
-    let read = tokio::time::timeout(INVENTORY_TIMEOUT, async {
-        stdout.read_to_end(&mut output).await?;
-        Ok::<_, std::io::Error>(child.wait(INVENTORY_TIMEOUT).await)
-    })
-    .await;
-    let exit = match read {
-        Ok(Ok(Some(_))) => child.end(End::Polite(Duration::ZERO)).await,
-        Ok(Err(e)) => {
-            child.end(End::Kill).await;
-            return Err(failed(format!("reading `codex mcp list --json` failed: {e}"), json!({})));
-        }
-        Ok(Ok(None)) | Err(_) => {
-            child.end(End::Kill).await;
-            return Err(failed(
-                format!("`codex mcp list --json` did not finish within {} s", INVENTORY_TIMEOUT.as_secs()),
-                json!({"timeoutMs": INVENTORY_TIMEOUT.as_millis() as u64}),
-            ));
-        }
-    };
+    if run.timed_out {
+        return Err(failed(
+            format!("`codex mcp list --json` did not finish within {} s", INVENTORY_TIMEOUT.as_secs()),
+            json!({"timeoutMs": INVENTORY_TIMEOUT.as_millis() as u64}),
+        ));
+    }
+    let exit = run.exit;
     if exit.code != Some(0) {
-        let stderr = meaningful(child.stderr_head());
+        let stderr = meaningful(run.stderr_head);
         let headline =
             stderr.iter().find(|l| !l.trim().is_empty() && !l.starts_with("WARNING:")).cloned().unwrap_or_default();
         let cause = configuration_cause(&stderr);
@@ -97,7 +68,7 @@ pub async fn read(
         }
         return Err(failed(message, json!({"exitCode": exit.code, "signal": exit.signal, "stderr": stderr})));
     }
-    parse(&output)
+    parse(&run.stdout)
 }
 
 /// Codex prints `Caused by:` and then the reason, indented, then a backtrace.

@@ -25,13 +25,14 @@
 pub mod inventory;
 pub mod loopback;
 pub mod render;
+pub mod request;
 
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::{McpPolicy, McpServer};
+use crate::process::Launch;
 use inventory::ConfiguredServer;
 use serde_json::{json, Value};
 use std::ffi::OsString;
-use std::path::Path;
 
 /// Why the policy cannot be applied (source `spawn`: nothing was started). Its message and
 /// detail contain no header value and no bearer-token variable name.
@@ -57,30 +58,12 @@ impl std::fmt::Debug for PolicyLaunch {
     }
 }
 
-/// Validates the policy, reads the configured inventory and returns what the child needs.
-///
-/// `program` and `prefix_args` are the child's (a launcher such as `node codex.js` is the
-/// program plus its prefix); `env` is merged over the inherited environment, as for the child.
-pub async fn prepare(
-    program: &Path,
-    prefix_args: &[OsString],
-    cwd: &Path,
-    env: &[(String, String)],
-    policy: &McpPolicy,
-) -> Result<PolicyLaunch, Failure> {
+/// Validates the policy, reads the configured inventory with the child's own launch (its
+/// program, launcher prefix, directory and environment) and returns what the child needs.
+pub async fn prepare(launch: &Launch, policy: &McpPolicy) -> Result<PolicyLaunch, Failure> {
     validate(policy)?;
-    let configured = inventory::read(program, prefix_args, cwd, env).await?;
+    let configured = inventory::read(launch).await?;
     args_for(policy, &configured)
-}
-
-/// The configured inventory alone (what `prepare` reads), for callers that report on it.
-pub async fn configured_servers(
-    program: &Path,
-    prefix_args: &[OsString],
-    cwd: &Path,
-    env: &[(String, String)],
-) -> Result<Vec<ConfiguredServer>, Failure> {
-    inventory::read(program, prefix_args, cwd, env).await
 }
 
 /// Steps 3 and 4 of `prepare` on an inventory already read (the policy already validated).

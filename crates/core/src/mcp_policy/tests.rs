@@ -2,8 +2,9 @@ use super::inventory::{self, ConfiguredServer, TransportKind};
 use super::loopback::{self, NotLoopback};
 use super::*;
 use crate::failure::Code;
+use crate::process::Launch;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 // ---------------------------------------------------------------------------------------
@@ -12,6 +13,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn server(url: &str) -> McpServer {
     McpServer { url: url.to_string(), bearer_token_env_var: None, http_headers: None }
+}
+
+/// `program prefix…` in `cwd` with `env`, as a turn would launch its child.
+fn child_launch(program: &Path, prefix: &[std::ffi::OsString], cwd: &Path, env: &[(String, String)]) -> Launch {
+    let mut launch = Launch::new(program, prefix);
+    launch.cwd = cwd.to_path_buf();
+    launch.env = env.to_vec();
+    launch
 }
 
 fn policy(servers: Vec<(&str, McpServer)>) -> McpPolicy {
@@ -491,7 +500,7 @@ fn rendering_round_trips_awkward_names_and_header_values() {
 async fn prepare_with_script(script: &str, p: &McpPolicy) -> Result<Vec<std::ffi::OsString>, Failure> {
     let dir = TempDir::new("script");
     let prefix = ["-c", script, "sh"].map(std::ffi::OsString::from);
-    prepare(Path::new("/bin/sh"), &prefix, &dir.0, &[("RENNET_T".into(), "from-env".into())], p)
+    prepare(&child_launch(Path::new("/bin/sh"), &prefix, &dir.0, &[("RENNET_T".into(), "from-env".into())]), p)
         .await
         .map(|launch| launch.args)
 }
@@ -531,7 +540,7 @@ async fn prepare_reports_bad_output_and_a_missing_program() {
     let e = prepare_with_script("echo '{\"servers\":[]}'", &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryInvalid);
     let dir = TempDir::new("missing");
-    let e = prepare(&dir.0.join("no-such-codex"), &[], &dir.0, &[], &policy(vec![])).await.unwrap_err();
+    let e = prepare(&child_launch(&dir.0.join("no-such-codex"), &[], &dir.0, &[]), &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryFailed);
 }
 
@@ -632,7 +641,7 @@ async fn real_cli_accepts_the_rendered_table() {
     std::fs::create_dir_all(&cwd).unwrap();
 
     // The inventory as the policy reads it.
-    let inventory = configured_servers(&codex, &[], &cwd, &env).await.unwrap();
+    let inventory = inventory::read(&child_launch(&codex, &[], &cwd, &env)).await.unwrap();
     assert_eq!(
         inventory,
         vec![
@@ -643,7 +652,7 @@ async fn real_cli_accepts_the_rendered_table() {
     );
 
     // Empty policy: every configured server disabled, transports kept.
-    let launch = prepare(&codex, &[], &cwd, &env, &policy(vec![])).await.unwrap();
+    let launch = prepare(&child_launch(&codex, &[], &cwd, &env), &policy(vec![])).await.unwrap();
     let listed = real_list(&codex, &launch.args, &cwd, &env).await;
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 3);
@@ -665,7 +674,7 @@ async fn real_cli_accepts_the_rendered_table() {
             },
         ));
     }
-    let launch = prepare(&codex, &[], &cwd, &env, &policy(requested)).await.unwrap();
+    let launch = prepare(&child_launch(&codex, &[], &cwd, &env), &policy(requested)).await.unwrap();
     let child_env: Vec<(String, String)> = env.iter().chain(&launch.env).cloned().collect();
     let listed = real_list(&codex, &launch.args, &cwd, &child_env).await;
     let values: BTreeMap<&str, &str> = launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -691,9 +700,12 @@ async fn real_cli_accepts_the_rendered_table() {
     }
 
     // A requested name that exists in the user's table.
-    let e = prepare(&codex, &[], &cwd, &env, &policy(vec![("user.stdio srv", server("http://127.0.0.1:1/"))]))
-        .await
-        .unwrap_err();
+    let e = prepare(
+        &child_launch(&codex, &[], &cwd, &env),
+        &policy(vec![("user.stdio srv", server("http://127.0.0.1:1/"))]),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, Code::McpNameCollision);
 }
 
@@ -710,7 +722,7 @@ async fn real_cli_failure_is_inventory_failed() {
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("\n[mcp_servers.broken]\ncommand = \"/bin/true\"\nurl = \"http://127.0.0.1:1/\"\n");
     std::fs::write(&config, text).unwrap();
-    let e = prepare(&codex, &[], &dir.0, &env, &policy(vec![])).await.unwrap_err();
+    let e = prepare(&child_launch(&codex, &[], &dir.0, &env), &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryFailed, "{e}");
     assert!(e.message.contains("mcp_servers.broken"), "{e}");
     assert!(!format!("{e} {}", e.detail).contains("hdr-secret-value"));

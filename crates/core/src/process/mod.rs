@@ -25,7 +25,9 @@
 //! subreaper) unless the guard saw it in its periodic look. Processes of another user are not
 //! found. A Job Object cannot be escaped by a descendant unless it breaks away explicitly.
 
+pub mod collect;
 pub mod guard;
+pub mod launch;
 pub mod stderr;
 pub mod table;
 pub mod tree;
@@ -35,13 +37,15 @@ mod windows_tests;
 use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
 use std::ffi::OsString;
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use stderr::{LineSink, StderrLog};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tree::{Marker, Tree};
+
+pub use launch::Launch;
 
 /// How long a turn's child may take to exit by itself once its stdin closed, before it is
 /// signalled.
@@ -153,35 +157,17 @@ pub enum End {
     Kill,
 }
 
-/// What to start.
+/// One start of a [`Launch`]: its arguments after the prefix and how the child is wired.
 pub struct Spec {
-    pub program: PathBuf,
+    pub launch: Launch,
+    /// Everything after the program (the launch's prefix first).
     pub args: Vec<OsString>,
-    pub cwd: PathBuf,
-    /// Set over the inherited environment, or over none with `clear_env`.
-    pub env: Vec<(String, String)>,
-    pub clear_env: bool,
     /// A pipe to the child's stdin; otherwise it reads nothing.
     pub stdin: bool,
     pub scope: Scope,
     /// Values replaced by `<redacted>` in the child's stderr before it goes anywhere (events,
     /// the tail, logs): a child that prints its configuration must not carry them out.
     pub secrets: Vec<String>,
-}
-
-impl Spec {
-    pub fn new(program: impl Into<PathBuf>, args: impl IntoIterator<Item = impl Into<OsString>>, cwd: PathBuf) -> Spec {
-        Spec {
-            program: program.into(),
-            args: args.into_iter().map(Into::into).collect(),
-            cwd,
-            env: Vec::new(),
-            clear_env: false,
-            stdin: false,
-            scope: Scope::Tree,
-            secrets: Vec::new(),
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -260,14 +246,15 @@ impl tokio::io::AsyncWrite for Stdin {
 /// Starts `spec`'s program with piped stdout and stderr; every stderr line goes to `on_stderr`
 /// as it arrives and into the kept lines.
 pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnError> {
-    check_launch(spec)?;
-    let mut command = Command::new(&spec.program);
-    command.args(&spec.args).current_dir(&spec.cwd);
-    if spec.clear_env {
+    let launch = &spec.launch;
+    check_launch(launch)?;
+    let mut command = Command::new(&launch.program);
+    command.args(&spec.args).current_dir(&launch.cwd);
+    if launch.clear_env {
         command.env_clear();
     }
     command
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -280,7 +267,7 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
     wrapped.wrap(KillOnDrop);
     // Before the child starts, so that the guard runs when it does; without one, nothing starts.
     let mut ticket = guard::ticket().map_err(SpawnError::GuardUnavailable)?;
-    let mut inner = wrapped.spawn().map_err(|e| classify_spawn_error(&spec.program, e))?;
+    let mut inner = wrapped.spawn().map_err(|e| classify_spawn_error(&launch.program, e))?;
     let pid = inner.id().unwrap_or(0);
     let start = table::entry(pid as i32).map(|e| e.start);
     let kind = if spec.scope == Scope::Tree { guard::Kind::Tree } else { guard::Kind::Group };
@@ -317,17 +304,20 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
     }
 }
 
-fn check_launch(spec: &Spec) -> Result<(), SpawnError> {
-    match std::fs::metadata(&spec.cwd) {
+fn check_launch(launch: &Launch) -> Result<(), SpawnError> {
+    match std::fs::metadata(&launch.cwd) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {
-            return Err(SpawnError::CwdNotFound(format!("working directory {} is not a directory", spec.cwd.display())))
+            return Err(SpawnError::CwdNotFound(format!(
+                "working directory {} is not a directory",
+                launch.cwd.display()
+            )))
         }
         Err(_) => {
-            return Err(SpawnError::CwdNotFound(format!("working directory {} does not exist", spec.cwd.display())))
+            return Err(SpawnError::CwdNotFound(format!("working directory {} does not exist", launch.cwd.display())))
         }
     }
-    let program = &spec.program;
+    let program = &launch.program;
     if program.components().count() > 1 {
         let meta =
             std::fs::metadata(program).map_err(|e| SpawnError::NotFound(format!("{}: {e}", program.display())))?;

@@ -4,7 +4,7 @@
 //! creation flags silently (its wrappers were gone before its hooks read them); only running a
 //! child shows it.
 
-use super::{spawn, End, Spec};
+use super::{spawn, End, Launch, Spec};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use windows::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
@@ -56,9 +56,9 @@ fn say(report: &str) {
 fn self_as(role: &str) -> Spec {
     let exe = std::env::current_exe().unwrap();
     let args = ["--ignored", "--exact", "--nocapture", "--test-threads=1", ROLE_TEST];
-    let mut spec = Spec::new(exe, args, std::env::temp_dir());
-    spec.env.push((ROLE_VAR.to_string(), role.to_string()));
-    spec
+    let mut launch = Launch::new(exe, args);
+    launch.env.push((ROLE_VAR.to_string(), role.to_string()));
+    launch.spec(std::iter::empty::<&str>())
 }
 
 /// Reads the child's stdout up to its report, and returns the report's `name=value` fields.

@@ -7,7 +7,6 @@
 //! ([`policy`]), and the ending ([`ending`]): how an outcome becomes the terminal event.
 
 mod ending;
-mod launch;
 pub mod policy;
 mod script;
 pub mod state;
@@ -18,6 +17,7 @@ use crate::options::{Access, TurnOptions};
 use crate::process::{self, End, ServerProcess, SpawnError, Spec};
 use crate::rpc::Connection;
 use crate::stream::EventStream;
+use crate::target::Resolved;
 use crate::transport::FrameReader;
 use ending::Ending;
 use serde_json::json;
@@ -121,7 +121,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_
     // Discovery and the MCP inventory run child processes of their own and can take seconds:
     // an abort meanwhile ends the turn at once, before anything of the turn is spawned, and
     // only after those processes are gone (a discovery that others still wait for goes on).
-    let discovery = launch::discovery_for(options);
+    let discovery = crate::target::discovery_for(&options.target);
     let prepared = tokio::select! {
         prepared = prepare_launch(options, discovery.as_ref()) => Some(prepared),
         () = stream.aborted() => None,
@@ -133,7 +133,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_
         return Terminal::killed_before_start();
     };
     drop(discovery);
-    let (launch, spec) = match prepared {
+    let (codex_path, spec) = match prepared {
         Ok(prepared) => prepared,
         Err(failure) => return Terminal::failed(failure),
     };
@@ -152,7 +152,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_
         Ok(child) => {
             // The program only: argv may carry MCP header values, and env values are secrets.
             tracing::Span::current().record("pid", child.pid());
-            tracing::info!(program = %spec.program.display(), pid = child.pid(), "codex app-server started");
+            tracing::info!(program = %spec.launch.program.display(), pid = child.pid(), "codex app-server started");
             child
         }
         Err(e) => {
@@ -164,38 +164,35 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_
                 SpawnError::GuardUnavailable(why) => return Terminal::failed(why.failure()),
             };
             return Terminal::failed(
-                Failure::new(FailureSource::Spawn, code, message).with_detail(json!({"codexPath": launch.codex_path})),
+                Failure::new(FailureSource::Spawn, code, message).with_detail(json!({"codexPath": codex_path})),
             );
         }
     };
     let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
-    drive(stdout, stdin, child, options, &launch.codex_path, turn_key, stream).await
+    drive(stdout, stdin, child, options, &codex_path, turn_key, stream).await
 }
 
-/// The child to start: its launch, and `app-server` with the arguments the options call for.
+/// The child to start: the Codex `started.codexPath` names, and `app-server` with the
+/// arguments the options call for.
 async fn prepare_launch(
     options: &TurnOptions,
     discovery: Option<&crate::discovery::Waiter>,
-) -> Result<(launch::ChildLaunch, Spec), Failure> {
-    let mut launch = launch::resolve(options, discovery).await?;
-    let mut args = launch.prefix_args.clone();
-    args.push("app-server".into());
+) -> Result<(String, Spec), Failure> {
+    let Resolved { mut launch, codex_path } = crate::target::resolve(&options.target, discovery).await?;
+    let mut args: Vec<std::ffi::OsString> = vec!["app-server".into()];
     if let Some(policy) = &options.mcp {
         // Before anything is spawned: validation, the configured inventory, collisions.
-        let extra =
-            crate::mcp_policy::prepare(&launch.program, &launch.prefix_args, &launch.host_cwd, &launch.env, policy)
-                .await?;
+        let extra = crate::mcp_policy::prepare(&launch, policy).await?;
         args.extend(extra.args);
         launch.add_env(extra.env);
     }
     if options.access == Access::ReadOnly {
         args.extend(crate::isolation::feature_args());
     }
-    let mut spec = Spec::new(launch.program.clone(), args, launch.host_cwd.clone());
-    spec.env = launch.env.clone();
+    let mut spec = launch.spec(args);
     spec.stdin = true;
     spec.secrets = secret_values(options, &launch.env);
-    Ok((launch, spec))
+    Ok((codex_path, spec))
 }
 
 /// What must not leave through the child's stderr: MCP header values, the variables MCP

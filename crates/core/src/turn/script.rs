@@ -131,14 +131,15 @@ where
         let configured = if read_only {
             // Codex merges configuration layers, so an empty table cannot clear the user's
             // servers: each configured one (project layers included) is disabled by name.
-            let config = self.call(&ConfigRead { cwd: &opts.thread_cwd }).await.map_err(ending::isolation_doubt)?;
+            let config =
+                self.call(&ConfigRead { cwd: &opts.target.thread_cwd }).await.map_err(ending::isolation_doubt)?;
             Some(isolation::configured_servers(&config).map_err(Ending::Failed)?)
         } else {
             None
         };
         let config = configured.as_deref().map(isolation::thread_config);
         let thread = ThreadStart {
-            cwd: &opts.thread_cwd,
+            cwd: &opts.target.thread_cwd,
             approval_policy: ApprovalPolicy::Never,
             sandbox: ThreadSandbox::ReadOnly,
             model: opts.model.as_deref(),
@@ -197,7 +198,7 @@ where
         let turn = TurnStart {
             thread_id,
             input: [UserInput::Text { text: &opts.prompt, text_elements: [] }],
-            cwd: &opts.thread_cwd,
+            cwd: &opts.target.thread_cwd,
             approval_policy: ApprovalPolicy::Never,
             sandbox_policy: match opts.access {
                 Access::Full => SandboxPolicy::DangerFullAccess,

@@ -1,0 +1,96 @@
+//! A helper run to completion with a deadline — `codex --version`, `codex mcp list --json`,
+//! the login shell, the WSL helper scripts — and what it printed. Its tree is ended either way.
+
+use super::{spawn, End, ExitInfo, SpawnError, Spec};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::time::Instant;
+
+/// Output kept from a helper.
+const MAX_OUTPUT: usize = 1024 * 1024;
+/// How long a helper may take to exit by itself once it printed what it was waited for.
+pub const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// What a helper printed, and how it ended.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub stdout: Vec<u8>,
+    /// Its first stderr lines ([`super::Child::stderr_head`]).
+    pub stderr_head: Vec<String>,
+    /// What it said on stderr, at most `said_lines` lines ([`super::stderr::StderrLog::said`]).
+    pub stderr_said: Vec<String>,
+    pub exit: ExitInfo,
+    /// Its output did not end, or it did not exit, within the deadline.
+    pub timed_out: bool,
+}
+
+/// Runs `spec` and collects its stdout until it ends, until `stop_at` appears in it, or until
+/// `timeout`; then gives it the rest of the deadline (or [`EXIT_GRACE`] after `stop_at`) to exit.
+pub async fn collect(
+    spec: &Spec,
+    timeout: Duration,
+    stop_at: Option<&[u8]>,
+    said_lines: usize,
+) -> Result<Collected, SpawnError> {
+    let mut child = spawn(spec, None)?;
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let deadline = Instant::now() + timeout;
+    let mut out = Vec::new();
+    let mut timed_out = false;
+    let mut stopped = false;
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        tokio::select! {
+            read = stdout.read(&mut buf) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = MAX_OUTPUT.saturating_sub(out.len());
+                    out.extend_from_slice(&buf[..n.min(room)]);
+                    if stop_at.is_some_and(|marker| contains(&out, marker)) {
+                        stopped = true;
+                        break;
+                    }
+                }
+            },
+            _ = tokio::time::sleep_until(deadline) => {
+                timed_out = true;
+                break;
+            }
+        }
+    }
+    drop(stdout);
+    let patience = if timed_out {
+        Duration::ZERO
+    } else if stopped {
+        EXIT_GRACE
+    } else {
+        deadline.saturating_duration_since(Instant::now())
+    };
+    let exited = child.wait(patience).await;
+    let exit = child.end(if exited.is_some() { End::Polite(Duration::ZERO) } else { End::Kill }).await;
+    // Output that ended without the process ending within the deadline is a timeout too.
+    let timed_out = timed_out || (exited.is_none() && !stopped);
+    Ok(Collected {
+        stdout: out,
+        stderr_head: child.stderr_head(),
+        stderr_said: child.stderr_said(said_lines),
+        exit,
+        timed_out,
+    })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains;
+
+    #[test]
+    fn finds_markers() {
+        assert!(contains(b"abc__END__x", b"__END__"));
+        assert!(!contains(b"abc", b""));
+        assert!(!contains(b"ab", b"abc"));
+    }
+}
