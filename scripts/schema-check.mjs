@@ -10,7 +10,7 @@
 // list names every method the Rust source uses, so the list cannot fall behind the code.
 // Prints a report; exits 1 on drift.
 
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { codexCli, codexVersion, withGenerated } from './codex-cli.mjs'
@@ -22,18 +22,12 @@ const BUNDLE = 'codex_app_server_protocol.schemas.json'
 // ---------------------------------------------------------------------------------------------
 // the list against the source
 
-/** Method names the Rust source uses: protocol constants, literal requests, the reply table. */
+/** Method names the Rust source uses: the rows of its one method table (crates/core/src/protocol/methods.rs). */
 export function methodsInSource(root = ROOT) {
-  const read = (rel) => readFileSync(join(root, rel), 'utf8')
+  const file = 'crates/core/src/protocol/methods.rs'
   const found = new Map()
-  const add = (name, where) => found.has(name) || found.set(name, where)
-  for (const [, name] of read('crates/core/src/protocol/mod.rs').matchAll(/pub const \w+: &str = "([^"]+)";/g)) {
-    add(name, 'crates/core/src/protocol/mod.rs')
-  }
-  for (const file of readdirSync(join(root, 'crates', 'core', 'src', 'turn')).filter((f) => f.endsWith('.rs') && f !== 'tests.rs')) {
-    const text = read(`crates/core/src/turn/${file}`)
-    for (const [, name] of text.matchAll(/\b(?:request|list_all)\(\s*"([^"]+)"/g)) add(name, `crates/core/src/turn/${file}`)
-    for (const [, name] of text.matchAll(/^\s*\("([^"]+)", ReplyKind::(?!MethodError)\w+\),/gm)) add(name, `crates/core/src/turn/${file}`)
+  for (const [, name] of readFileSync(join(root, file), 'utf8').matchAll(/^\s*[A-Z_]+ = "([^"]+)", \w+/gm)) {
+    if (!found.has(name)) found.set(name, file)
   }
   return found
 }

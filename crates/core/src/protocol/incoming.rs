@@ -1,7 +1,7 @@
 //! Reading what the server sends: one pass over each line classifies it and reads the scope of
 //! a notification (its thread, turn and, for deltas, their fields) without building a tree.
 
-use super::{method, RpcError};
+use super::RpcError;
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -51,9 +51,10 @@ impl Incoming {
         let envelope: Envelope = serde_json::from_str(line).map_err(|e| e.to_string())?;
         match (envelope.method, envelope.id) {
             (Some(method), Some(id)) => Ok(Incoming::Request { id, method: method.into_owned() }),
-            (Some(method), None) => {
-                Ok(Incoming::Notification { method: method::known(method), scope: envelope.params.unwrap_or_default() })
-            }
+            (Some(method), None) => Ok(Incoming::Notification {
+                method: super::methods::known(method),
+                scope: envelope.params.unwrap_or_default(),
+            }),
             (None, Some(id)) => match (envelope.result, envelope.error) {
                 (_, Some(error)) => Ok(Incoming::Response { id, outcome: Err(error) }),
                 (Some(result), None) => Ok(Incoming::Response { id, outcome: Ok(result) }),
@@ -437,7 +438,9 @@ mod tests {
     #[test]
     fn handled_notification_names_are_not_copied() {
         match Incoming::parse(r#"{"method":"item/agentMessage/delta","params":{}}"#) {
-            Ok(Incoming::Notification { method: Cow::Borrowed(m), .. }) => assert_eq!(m, method::AGENT_MESSAGE_DELTA),
+            Ok(Incoming::Notification { method: Cow::Borrowed(m), .. }) => {
+                assert_eq!(m, crate::protocol::method::AGENT_MESSAGE_DELTA)
+            }
             other => panic!("{other:?}"),
         }
         match Incoming::parse(r#"{"method":"some/new","params":{}}"#) {

@@ -1,8 +1,8 @@
-//! What this package sends: each request's params as a struct, paired with its method (named in
-//! [`super::method`]) and the type of its result, in the way Codex's own protocol crate pairs
+//! What this package sends: each request's params as a struct, paired with its method and the
+//! type of its result in [`super::methods::TABLE`], in the way Codex's own protocol crate pairs
 //! them. Optional fields are left out of the wire when absent.
 
-use super::{method, RpcError};
+use super::RpcError;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -81,11 +81,6 @@ impl Initialize {
     }
 }
 
-impl Request for Initialize {
-    const METHOD: &'static str = method::INITIALIZE;
-    type Result = InitializeResult;
-}
-
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadStart<'a> {
@@ -99,11 +94,6 @@ pub struct ThreadStart<'a> {
     pub config: Option<Value>,
 }
 
-impl Request for ThreadStart<'_> {
-    const METHOD: &'static str = method::THREAD_START;
-    type Result = ThreadResult;
-}
-
 /// `thread/resume`: `thread/start`'s params and the stored thread's id.
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
@@ -111,11 +101,6 @@ pub struct ThreadResume<'a> {
     pub thread_id: &'a str,
     #[serde(flatten)]
     pub thread: ThreadStart<'a>,
-}
-
-impl Request for ThreadResume<'_> {
-    const METHOD: &'static str = method::THREAD_RESUME;
-    type Result = ThreadResult;
 }
 
 #[derive(Serialize, Debug)]
@@ -141,11 +126,6 @@ pub enum UserInput<'a> {
     Text { text: &'a str, text_elements: [(); 0] },
 }
 
-impl Request for TurnStart<'_> {
-    const METHOD: &'static str = method::TURN_START;
-    type Result = TurnStartResult;
-}
-
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnInterrupt<'a> {
@@ -153,21 +133,10 @@ pub struct TurnInterrupt<'a> {
     pub turn_id: &'a str,
 }
 
-impl Request for TurnInterrupt<'_> {
-    const METHOD: &'static str = method::TURN_INTERRUPT;
-    /// An acknowledgement: `turn/completed` says how the turn ended.
-    type Result = serde::de::IgnoredAny;
-}
-
 /// The effective configuration for a directory, project layers included.
 #[derive(Serialize, Debug)]
 pub struct ConfigRead<'a> {
     pub cwd: &'a str,
-}
-
-impl Request for ConfigRead<'_> {
-    const METHOD: &'static str = method::CONFIG_READ;
-    type Result = Value;
 }
 
 /// One page of the features and whether each is on, for a thread.
@@ -179,11 +148,6 @@ pub struct ExperimentalFeatureList<'a> {
     pub cursor: Option<String>,
 }
 
-impl Request for ExperimentalFeatureList<'_> {
-    const METHOD: &'static str = method::EXPERIMENTAL_FEATURE_LIST;
-    type Result = Page;
-}
-
 /// One page of the MCP servers and their state, for a thread.
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
@@ -193,11 +157,6 @@ pub struct McpServerStatusList<'a> {
     pub detail: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-}
-
-impl Request for McpServerStatusList<'_> {
-    const METHOD: &'static str = method::MCP_SERVER_STATUS_LIST;
-    type Result = Page;
 }
 
 /// One page of a paginated list; the entries are read by the isolation checks, which

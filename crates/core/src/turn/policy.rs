@@ -2,7 +2,7 @@
 
 use crate::events::ReplyKind;
 use crate::options::Access;
-use crate::protocol::RpcError;
+use crate::protocol::{method, RpcError};
 use serde_json::{json, Value};
 
 /// JSON-RPC "method not found": the answer to anything we do not grant.
@@ -11,15 +11,15 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 /// Replies under full access. Everything not listed, and everything under read-only access,
 /// gets a JSON-RPC method error.
 const FULL_ACCESS: &[(&str, ReplyKind)] = &[
-    ("item/commandExecution/requestApproval", ReplyKind::Accepted),
-    ("item/fileChange/requestApproval", ReplyKind::Accepted),
-    ("item/permissions/requestApproval", ReplyKind::GrantedEmpty),
+    (method::COMMAND_EXECUTION_APPROVAL, ReplyKind::Accepted),
+    (method::FILE_CHANGE_APPROVAL, ReplyKind::Accepted),
+    (method::PERMISSIONS_APPROVAL, ReplyKind::GrantedEmpty),
     // Legacy v1 approvals answer with a ReviewDecision.
-    ("execCommandApproval", ReplyKind::Accepted),
-    ("applyPatchApproval", ReplyKind::Accepted),
+    (method::EXEC_COMMAND_APPROVAL, ReplyKind::Accepted),
+    (method::APPLY_PATCH_APPROVAL, ReplyKind::Accepted),
     // Codex auto-declines server elicitations under approval `never`; one that still arrives
     // is declined rather than left to hang the MCP server.
-    ("mcpServer/elicitation/request", ReplyKind::Declined),
+    (method::MCP_ELICITATION, ReplyKind::Declined),
 ];
 
 pub struct Answer {
@@ -34,7 +34,9 @@ pub fn answer(method: &str, access: Access) -> Answer {
         Access::ReadOnly => None,
     };
     let result = match (kind, method) {
-        (Some(ReplyKind::Accepted), "execCommandApproval" | "applyPatchApproval") => json!({"decision": "approved"}),
+        (Some(ReplyKind::Accepted), method::EXEC_COMMAND_APPROVAL | method::APPLY_PATCH_APPROVAL) => {
+            json!({"decision": "approved"})
+        }
         (Some(ReplyKind::Accepted), _) => json!({"decision": "accept"}),
         (Some(ReplyKind::GrantedEmpty), _) => json!({"permissions": {}}),
         (Some(ReplyKind::Declined), _) => json!({"action": "decline"}),

@@ -1,0 +1,116 @@
+//! Every method this package speaks, in one table: the name in the protocol's spelling, who
+//! sends it, and for the requests we send their params and result types. Routing reads the
+//! server notifications from it, the reply policy the server requests, and a test holds the
+//! table and `scripts/protocol-surface.json` (which `pnpm schema:check` verifies against the
+//! schema each Codex version generates) to the same list.
+
+/// Who sends a method, and what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A request we send (`clientRequests`).
+    ClientRequest,
+    /// A notification we send (`clientNotifications`).
+    ClientNotification,
+    /// A notification the turn handles (`serverNotifications`); others come out as `native`.
+    ServerNotification,
+    /// A server request the policy grants (`serverRequests`); others get a method error.
+    ServerRequest,
+}
+
+/// One row of [`TABLE`].
+#[derive(Clone, Copy, Debug)]
+pub struct Method {
+    pub name: &'static str,
+    pub kind: Kind,
+}
+
+macro_rules! methods {
+    ($($konst:ident = $name:literal, $kind:ident $(, $params:ty => $result:ty)?;)*) => {
+        /// Method names, in the protocol's own spelling.
+        pub mod method {
+            $(pub const $konst: &str = $name;)*
+        }
+
+        pub const TABLE: &[Method] = &[$(Method { name: $name, kind: Kind::$kind }),*];
+
+        $($(impl super::Request for $params {
+            const METHOD: &'static str = $name;
+            type Result = $result;
+        })?)*
+    };
+}
+
+use super::requests::*;
+
+methods! {
+    INITIALIZE = "initialize", ClientRequest, Initialize => InitializeResult;
+    INITIALIZED = "initialized", ClientNotification;
+    THREAD_START = "thread/start", ClientRequest, ThreadStart<'_> => ThreadResult;
+    THREAD_RESUME = "thread/resume", ClientRequest, ThreadResume<'_> => ThreadResult;
+    TURN_START = "turn/start", ClientRequest, TurnStart<'_> => TurnStartResult;
+    // An acknowledgement: `turn/completed` says how the turn ended.
+    TURN_INTERRUPT = "turn/interrupt", ClientRequest, TurnInterrupt<'_> => serde::de::IgnoredAny;
+    // Read as values: the isolation checks fail closed on any shape they do not expect, and
+    // report the part that was wrong (never the rest: the configuration can hold credentials).
+    CONFIG_READ = "config/read", ClientRequest, ConfigRead<'_> => serde_json::Value;
+    EXPERIMENTAL_FEATURE_LIST = "experimentalFeature/list", ClientRequest, ExperimentalFeatureList<'_> => Page;
+    MCP_SERVER_STATUS_LIST = "mcpServerStatus/list", ClientRequest, McpServerStatusList<'_> => Page;
+
+    THREAD_STARTED = "thread/started", ServerNotification;
+    TURN_STARTED = "turn/started", ServerNotification;
+    TURN_COMPLETED = "turn/completed", ServerNotification;
+    ITEM_STARTED = "item/started", ServerNotification;
+    ITEM_COMPLETED = "item/completed", ServerNotification;
+    AGENT_MESSAGE_DELTA = "item/agentMessage/delta", ServerNotification;
+    REASONING_SUMMARY_DELTA = "item/reasoning/summaryTextDelta", ServerNotification;
+    REASONING_TEXT_DELTA = "item/reasoning/textDelta", ServerNotification;
+    COMMAND_OUTPUT_DELTA = "item/commandExecution/outputDelta", ServerNotification;
+    TOKEN_USAGE_UPDATED = "thread/tokenUsage/updated", ServerNotification;
+    ERROR = "error", ServerNotification;
+
+    COMMAND_EXECUTION_APPROVAL = "item/commandExecution/requestApproval", ServerRequest;
+    FILE_CHANGE_APPROVAL = "item/fileChange/requestApproval", ServerRequest;
+    PERMISSIONS_APPROVAL = "item/permissions/requestApproval", ServerRequest;
+    // The legacy (v1) approvals.
+    EXEC_COMMAND_APPROVAL = "execCommandApproval", ServerRequest;
+    APPLY_PATCH_APPROVAL = "applyPatchApproval", ServerRequest;
+    MCP_ELICITATION = "mcpServer/elicitation/request", ServerRequest;
+}
+
+/// A notification's name as `&'static str` when the turn handles it, so that routing needs no
+/// copy of it per frame.
+pub(crate) fn known(name: std::borrow::Cow<'_, str>) -> std::borrow::Cow<'static, str> {
+    match TABLE.iter().find(|m| m.kind == Kind::ServerNotification && m.name == name) {
+        Some(m) => std::borrow::Cow::Borrowed(m.name),
+        None => std::borrow::Cow::Owned(name.into_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    const SURFACE: &str = include_str!("../../../../scripts/protocol-surface.json");
+
+    #[test]
+    fn the_table_and_the_schema_checked_surface_list_the_same_methods() {
+        let surface: serde_json::Value = serde_json::from_str(SURFACE).unwrap();
+        for (section, kind) in [
+            ("clientRequests", Kind::ClientRequest),
+            ("clientNotifications", Kind::ClientNotification),
+            ("serverNotifications", Kind::ServerNotification),
+            ("serverRequests", Kind::ServerRequest),
+        ] {
+            let listed: BTreeSet<&str> = surface[section].as_object().unwrap().keys().map(String::as_str).collect();
+            let table: BTreeSet<&str> = TABLE.iter().filter(|m| m.kind == kind).map(|m| m.name).collect();
+            assert_eq!(table, listed, "{section}: the table (left) and protocol-surface.json (right) differ");
+        }
+    }
+
+    #[test]
+    fn handled_notifications_are_borrowed() {
+        assert!(matches!(known("turn/started".into()), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(known("turn/start".into()), std::borrow::Cow::Owned(_)));
+    }
+}
