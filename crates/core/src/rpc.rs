@@ -4,12 +4,10 @@
 //! races a future of the caller's (an abort, a deadline), and a write that lost, or failed,
 //! ends all writing. The frame loop that decides what to do with each message is the caller's.
 
-use crate::protocol::{Incoming, Outgoing, Reply, Request, RpcError, Scope};
+use crate::protocol::{Incoming, Outgoing, Reply, Request, RpcError, ServerCall};
 use crate::transport::{FrameError, FrameReader, FrameWriter, ReadItem};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -35,21 +33,12 @@ struct Pending {
 #[derive(Debug)]
 pub enum Received {
     /// The answer to one of our requests: kept until [`Connection::answer`] takes it.
-    Answer {
-        id: i64,
-    },
+    Answer { id: i64 },
     /// A response to no request of ours, as it was received.
     Stray(String),
-    Request {
-        id: Value,
-        method: String,
-    },
-    /// A notification, with the scope read from its params and its line.
-    Notification {
-        method: Cow<'static, str>,
-        scope: Scope,
-        line: String,
-    },
+    /// A server request or notification, with its line (a notification's params are read
+    /// from it when a handler needs them).
+    Call { call: ServerCall, line: String },
     /// A non-JSON line before the first message (a launcher's banner).
     Preamble(String),
     /// The server closed its stdout.
@@ -161,8 +150,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 }
                 None => Received::Stray(frame.line),
             },
-            Incoming::Request { id, method } => Received::Request { id, method },
-            Incoming::Notification { method, scope } => Received::Notification { method, scope, line: frame.line },
+            Incoming::Call(call) => Received::Call { call, line: frame.line },
         })
     }
 

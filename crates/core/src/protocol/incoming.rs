@@ -11,10 +11,15 @@ use std::borrow::Cow;
 /// One message from the server.
 #[derive(Debug)]
 pub enum Incoming {
-    Response {
-        id: Value,
-        outcome: Result<Box<RawValue>, RpcError>,
-    },
+    Response { id: Value, outcome: Result<Box<RawValue>, RpcError> },
+    Call(ServerCall),
+}
+
+/// What the server sends of its own accord (the connection passes it on as it is).
+// Notifications are nearly every message: boxing their scope would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum ServerCall {
     Request {
         id: Value,
         method: String,
@@ -50,11 +55,11 @@ impl Incoming {
         }
         let envelope: Envelope = serde_json::from_str(line).map_err(|e| e.to_string())?;
         match (envelope.method, envelope.id) {
-            (Some(method), Some(id)) => Ok(Incoming::Request { id, method: method.into_owned() }),
-            (Some(method), None) => Ok(Incoming::Notification {
+            (Some(method), Some(id)) => Ok(Incoming::Call(ServerCall::Request { id, method: method.into_owned() })),
+            (Some(method), None) => Ok(Incoming::Call(ServerCall::Notification {
                 method: super::methods::known(method),
                 scope: envelope.params.unwrap_or_default(),
-            }),
+            })),
             (None, Some(id)) => match (envelope.result, envelope.error) {
                 (_, Some(error)) => Ok(Incoming::Response { id, outcome: Err(error) }),
                 (Some(result), None) => Ok(Incoming::Response { id, outcome: Ok(result) }),
@@ -367,11 +372,11 @@ mod tests {
         ));
         assert!(matches!(
             Incoming::parse(r#"{"id":0,"method":"item/tool/call","params":{}}"#),
-            Ok(Incoming::Request { .. })
+            Ok(Incoming::Call(ServerCall::Request { .. }))
         ));
         assert!(matches!(
             Incoming::parse(r#"{"method":"x","params":{},"emittedAtMs":1}"#),
-            Ok(Incoming::Notification { .. })
+            Ok(Incoming::Call(ServerCall::Notification { .. }))
         ));
         assert!(Incoming::parse(r#"[{"id":1,"result":{}}]"#).is_err());
         assert!(Incoming::parse(r#"{"id":101}"#).is_err());
@@ -381,7 +386,7 @@ mod tests {
 
     fn scope(params: &str) -> Scope {
         match Incoming::parse(&format!(r#"{{"method":"m","params":{params},"emittedAtMs":1}}"#)) {
-            Ok(Incoming::Notification { scope, .. }) => scope,
+            Ok(Incoming::Call(ServerCall::Notification { scope, .. })) => scope,
             other => panic!("not a notification: {other:?}"),
         }
     }
@@ -438,13 +443,13 @@ mod tests {
     #[test]
     fn handled_notification_names_are_not_copied() {
         match Incoming::parse(r#"{"method":"item/agentMessage/delta","params":{}}"#) {
-            Ok(Incoming::Notification { method: Cow::Borrowed(m), .. }) => {
+            Ok(Incoming::Call(ServerCall::Notification { method: Cow::Borrowed(m), .. })) => {
                 assert_eq!(m, crate::protocol::method::AGENT_MESSAGE_DELTA)
             }
             other => panic!("{other:?}"),
         }
         match Incoming::parse(r#"{"method":"some/new","params":{}}"#) {
-            Ok(Incoming::Notification { method: Cow::Owned(m), .. }) => assert_eq!(m, "some/new"),
+            Ok(Incoming::Call(ServerCall::Notification { method: Cow::Owned(m), .. })) => assert_eq!(m, "some/new"),
             other => panic!("{other:?}"),
         }
     }

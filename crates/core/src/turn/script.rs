@@ -12,7 +12,8 @@ use crate::isolation;
 use crate::options::{Access, TurnOptions};
 use crate::protocol::{
     method, ApprovalPolicy, CompletedTurn, ConfigRead, ExperimentalFeatureList, Initialize, McpServerStatusList, Page,
-    Reply, Request, SandboxPolicy, ThreadResume, ThreadSandbox, ThreadStart, TurnInterrupt, TurnStart, UserInput,
+    Reply, Request, SandboxPolicy, ServerCall, ThreadResume, ThreadSandbox, ThreadStart, TurnInterrupt, TurnStart,
+    UserInput,
 };
 use crate::rpc::{Connection, Received};
 use crate::stream::EventStream;
@@ -329,14 +330,14 @@ where
                 reason: PassthroughReason::UnknownResponse,
                 message: RawValue::from_string(line).expect("a parsed frame is JSON"),
             }),
-            Received::Request { id, method } => {
+            Received::Call { call: ServerCall::Request { id, method }, .. } => {
                 let answer = policy::answer(&method, self.options.access);
                 tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
                 let reply = Reply { id: &id, result: answer.result.as_ref(), error: answer.error.as_ref() };
                 let _ = self.conn.reply(&reply, self.give_way(None)).await;
                 self.stream.push(&HarnessEvent::ServerRequest { method, id, reply: answer.kind });
             }
-            Received::Notification { method, scope, line } => {
+            Received::Call { call: ServerCall::Notification { method, scope }, line } => {
                 tracing::trace!(method = %method, "notification");
                 self.update_state(|state, out| state.notification(method, scope, line, out));
             }
