@@ -241,20 +241,17 @@ impl TurnState {
                 }
                 Handled::Event(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta })
             }),
-            method::REASONING_SUMMARY_DELTA => Delta::of(scope).map(|d| {
+            method::REASONING_SUMMARY_DELTA | method::REASONING_TEXT_DELTA => Delta::of(scope).map(|d| {
+                let (part, index) = if method == method::REASONING_SUMMARY_DELTA {
+                    (ReasoningPart::Summary, d.summary_index)
+                } else {
+                    (ReasoningPart::Text, d.content_index)
+                };
                 Handled::Event(HarnessEvent::ReasoningDelta {
                     item_id: d.item_id,
                     delta: d.delta,
-                    part: ReasoningPart::Summary,
-                    index: d.summary_index.unwrap_or(0),
-                })
-            }),
-            method::REASONING_TEXT_DELTA => Delta::of(scope).map(|d| {
-                Handled::Event(HarnessEvent::ReasoningDelta {
-                    item_id: d.item_id,
-                    delta: d.delta,
-                    part: ReasoningPart::Text,
-                    index: d.content_index.unwrap_or(0),
+                    part,
+                    index: index.unwrap_or(0),
                 })
             }),
             method::COMMAND_OUTPUT_DELTA => Delta::of(scope)
