@@ -9,6 +9,7 @@ mod mcp;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
+use rennet_codex::control::Control;
 use rennet_codex::events::Terminal;
 use rennet_codex::failure::{Code, Failure, FailureSource};
 use rennet_codex::stream::EventStream;
@@ -18,6 +19,7 @@ use std::sync::{Arc, Weak};
 #[napi]
 pub struct NativeTurn {
     stream: Arc<EventStream>,
+    control: Arc<Control>,
 }
 
 /// Validates the options (JSON text of the options object without `signal`) and starts the
@@ -28,13 +30,14 @@ pub fn start_turn(env: Env, options_json: String, aborted: Option<bool>) -> Resu
     let options = rennet_codex::options::parse(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     locate_guard();
     let stream = Arc::new(EventStream::new());
+    let control = Arc::new(Control::new());
     if aborted == Some(true) {
-        stream.request_abort();
+        control.request_abort();
     }
-    end_with_environment(&env, &stream)?;
-    let supervised = stream.clone();
+    end_with_environment(&env, &control)?;
+    let (supervised, controlled) = (stream.clone(), control.clone());
     napi::bindgen_prelude::spawn(async move {
-        let task = tokio::spawn(rennet_codex::turn::run(options, supervised.clone()));
+        let task = tokio::spawn(rennet_codex::turn::run(options, supervised.clone(), controlled));
         if let Err(e) = task.await {
             // A defect inside the runner: the child was killed when its handle dropped during
             // unwinding; the caller still gets its one terminal event.
@@ -42,27 +45,27 @@ pub fn start_turn(env: Env, options_json: String, aborted: Option<bool>) -> Resu
             supervised.finish(Terminal::failed(Failure::new(FailureSource::Internal, Code::InternalError, message)));
         }
     });
-    Ok(NativeTurn { stream })
+    Ok(NativeTurn { stream, control })
 }
 
 thread_local! {
     /// The turns started from this thread's JavaScript environment (one per thread: the main
     /// thread's or a worker's), and whether its cleanup hook is in place.
-    static TURNS: std::cell::RefCell<(Vec<Weak<EventStream>>, bool)> = const { std::cell::RefCell::new((Vec::new(), false)) };
+    static TURNS: std::cell::RefCell<(Vec<Weak<Control>>, bool)> = const { std::cell::RefCell::new((Vec::new(), false)) };
 }
 
 /// When the environment is torn down (a worker terminated, the process exiting), nobody can see
 /// its turns end any more: they are killed at once rather than interrupted or left to finish.
-fn end_with_environment(env: &Env, stream: &Arc<EventStream>) -> Result<()> {
+fn end_with_environment(env: &Env, control: &Arc<Control>) -> Result<()> {
     TURNS.with(|turns| {
         let mut turns = turns.borrow_mut();
         turns.0.retain(|t| t.strong_count() > 0);
-        turns.0.push(Arc::downgrade(stream));
+        turns.0.push(Arc::downgrade(control));
         if !turns.1 {
             env.add_env_cleanup_hook((), |()| {
-                let streams = TURNS.with(|turns| std::mem::take(&mut turns.borrow_mut().0));
-                for stream in streams.iter().filter_map(Weak::upgrade) {
-                    stream.request_kill();
+                let turns = TURNS.with(|turns| std::mem::take(&mut turns.borrow_mut().0));
+                for control in turns.iter().filter_map(Weak::upgrade) {
+                    control.request_kill();
                 }
             })?;
             turns.1 = true;
@@ -154,7 +157,7 @@ impl NativeTurn {
     /// Idempotent: interrupts the turn (or kills the child if the turn has no id yet).
     #[napi]
     pub fn abort(&self) {
-        self.stream.request_abort();
+        self.control.request_abort();
     }
 
     /// The consumer left: queued and future events are dropped; the outcome still resolves.

@@ -5,6 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 
 use rennet_codex::process::{End, ExitInfo, ServerProcess};
+use rennet_codex::control::{Caller, Control};
 use rennet_codex::stream::EventStream;
 use rennet_codex::turn::drive;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,8 +44,9 @@ fuzz_target!(|data: &[u8]| {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     runtime.block_on(async {
         let stream = EventStream::new();
+        let control = Control::new();
         if flags & 2 == 2 {
-            stream.request_abort();
+            control.request_abort();
         }
         let ended = Arc::new(AtomicBool::new(false));
         let process = Process { ended: ended.clone() };
@@ -52,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
         let run = async {
             let terminal = tokio::time::timeout(
                 Duration::from_secs(5),
-                drive(bytes, tokio::io::sink(), process, &options, "/bin/codex", "t-fuzz", &stream),
+                drive(bytes, tokio::io::sink(), process, &options, "/bin/codex", "t-fuzz", Caller { events: &stream, control: &control }),
             )
             .await
             .expect("the runner ended");

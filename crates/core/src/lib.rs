@@ -4,6 +4,7 @@
 //! layer over this crate, and `cargo test -p rennet_codex` drives it directly.
 
 pub mod batch;
+pub mod control;
 pub mod discovery;
 pub mod events;
 pub mod failure;

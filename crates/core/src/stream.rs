@@ -10,7 +10,6 @@
 use crate::batch::Batch;
 use crate::events::{HarnessEvent, Terminal};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
@@ -135,36 +134,6 @@ pub struct EventStream {
     readable: Notify,
     writable: Notify,
     outcome: watch::Sender<Option<String>>,
-    abort: Signal,
-    kill: Signal,
-}
-
-/// A flag that is raised once and never lowered, and that tasks can wait for.
-#[derive(Default)]
-struct Signal {
-    raised: AtomicBool,
-    notify: Notify,
-}
-
-impl Signal {
-    fn raise(&self) {
-        self.raised.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
-    }
-
-    fn is_raised(&self) -> bool {
-        self.raised.load(Ordering::SeqCst)
-    }
-
-    async fn wait(&self) {
-        // Registered before the flag is read, so a raise in between is not missed.
-        let notified = self.notify.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        if !self.is_raised() {
-            notified.await;
-        }
-    }
 }
 
 impl Default for EventStream {
@@ -191,8 +160,6 @@ impl EventStream {
             readable: Notify::new(),
             writable: Notify::new(),
             outcome: watch::channel(None).0,
-            abort: Signal::default(),
-            kill: Signal::default(),
         }
     }
 
@@ -381,35 +348,6 @@ impl EventStream {
         self.hand_over(due);
         self.writable.notify_one();
         self.readable.notify_one();
-    }
-
-    pub fn request_abort(&self) {
-        self.abort.raise();
-    }
-
-    pub fn abort_requested(&self) -> bool {
-        self.abort.is_raised()
-    }
-
-    /// Resolves when an abort has been requested.
-    pub async fn aborted(&self) {
-        self.abort.wait().await
-    }
-
-    /// An abort that waits for nothing, not even an interrupt's grace: whoever could see the
-    /// turn's end is gone (its JavaScript environment is being torn down).
-    pub fn request_kill(&self) {
-        self.kill.raise();
-        self.abort.raise();
-    }
-
-    pub fn kill_requested(&self) -> bool {
-        self.kill.is_raised()
-    }
-
-    /// Resolves when a kill has been requested.
-    pub async fn killed(&self) {
-        self.kill.wait().await
     }
 }
 

@@ -938,7 +938,7 @@ mod tests {
             }
             let options = crate::options::parse(&options.to_string()).unwrap();
             let stream = std::sync::Arc::new(crate::stream::EventStream::new());
-            crate::turn::run(options, stream.clone()).await;
+            crate::turn::run(options, stream.clone(), Default::default()).await;
             let mut events = Vec::new();
             while let Some(batch) = stream.next_batch().await {
                 events.extend(crate::batch::decode(&batch).unwrap());
@@ -956,7 +956,8 @@ mod tests {
         let _using = testing::using(Located::Off);
         let options = json!({"prompt": "hi", "cwd": dir, "codexPath": codex});
         let stream = std::sync::Arc::new(crate::stream::EventStream::new());
-        crate::turn::run(crate::options::parse(&options.to_string()).unwrap(), stream.clone()).await;
+        crate::turn::run(crate::options::parse(&options.to_string()).unwrap(), stream.clone(), Default::default())
+            .await;
         let mut events = Vec::new();
         while let Some(batch) = stream.next_batch().await {
             events.extend(crate::batch::decode(&batch).unwrap());

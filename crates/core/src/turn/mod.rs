@@ -11,6 +11,7 @@ pub mod policy;
 mod script;
 pub mod state;
 
+use crate::control::{Caller, Control};
 use crate::events::{DiagnosticSource, HarnessEvent, Terminal};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::{Access, TurnOptions};
@@ -42,7 +43,7 @@ pub async fn drive<R, W, P>(
     options: &TurnOptions,
     codex_path: &str,
     turn_key: &str,
-    stream: &EventStream,
+    caller: Caller<'_>,
 ) -> Terminal
 where
     R: AsyncRead + Unpin + Send,
@@ -51,7 +52,7 @@ where
 {
     let conn = Connection::new(FrameReader::new(reader), writer);
     let started = script::Started { turn_key, pid: process.pid(), codex_path };
-    let mut session = script::Session::new(conn, options, stream, started);
+    let mut session = script::Session::new(conn, options, caller, started);
     let ending = session.run().await;
 
     // Before stdin closes: the server exits on EOF and its orphans leave its tree.
@@ -61,7 +62,7 @@ where
     let by_itself = match ending {
         Ending::Eof => tokio::select! {
             biased;
-            () = stream.killed() => None,
+            () = caller.control.killed() => None,
             exit = process.wait_exit(EOF_EXIT_WAIT) => exit,
         },
         _ => None,
@@ -72,7 +73,7 @@ where
         Ending::Kill => process.end_tree(End::Kill).await,
         _ => tokio::select! {
             biased;
-            () = stream.killed() => process.end_tree(End::Kill).await,
+            () = caller.control.killed() => process.end_tree(End::Kill).await,
             exit = process.end_tree(End::Polite(process::EXIT_GRACE)) => exit,
         },
     };
@@ -91,11 +92,11 @@ fn turn_key() -> String {
 /// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
 /// Everything it logs carries the turn's context (a span): its key, then the child's pid and
 /// the thread and turn ids once they are known.
-pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
+pub async fn run(options: TurnOptions, stream: Arc<EventStream>, control: Arc<Control>) {
     let key = turn_key();
     let span = tracing::info_span!("turn", turnKey = %key, pid = Empty, threadId = Empty, turnId = Empty);
     async move {
-        let terminal = start_and_drive(&options, &stream, &key).await;
+        let terminal = start_and_drive(&options, &stream, &control, &key).await;
         // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
         let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
         let code = terminal.failure.as_ref().map(|f| f.code.as_str());
@@ -106,8 +107,13 @@ pub async fn run(options: TurnOptions, stream: Arc<EventStream>) {
     .await
 }
 
-async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_key: &str) -> Terminal {
-    if stream.abort_requested() {
+async fn start_and_drive(
+    options: &TurnOptions,
+    stream: &Arc<EventStream>,
+    control: &Control,
+    turn_key: &str,
+) -> Terminal {
+    if control.abort_requested() {
         // Aborted before it began (an already-aborted signal): nothing to start.
         return Terminal::killed_before_start();
     }
@@ -124,7 +130,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_
     let discovery = crate::target::discovery_for(&options.target);
     let prepared = tokio::select! {
         prepared = prepare_launch(options, discovery.as_ref()) => Some(prepared),
-        () = stream.aborted() => None,
+        () = control.aborted() => None,
     };
     let Some(prepared) = prepared else {
         if let Some(discovery) = discovery {
@@ -169,7 +175,7 @@ async fn start_and_drive(options: &TurnOptions, stream: &Arc<EventStream>, turn_
         }
     };
     let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
-    drive(stdout, stdin, child, options, &codex_path, turn_key, stream).await
+    drive(stdout, stdin, child, options, &codex_path, turn_key, Caller { events: stream, control }).await
 }
 
 /// The child to start: the Codex `started.codexPath` names, and `app-server` with the

@@ -7,6 +7,7 @@
 use super::ending::{self, Ending};
 use super::policy;
 use super::state::TurnState;
+use crate::control::{Caller, Control};
 use crate::events::{DiagnosticSource, HarnessEvent, PassthroughReason};
 use crate::isolation;
 use crate::options::{Access, TurnOptions};
@@ -37,6 +38,7 @@ pub(super) struct Session<'a, R, W> {
     conn: Connection<R, W>,
     options: &'a TurnOptions,
     stream: &'a EventStream,
+    control: &'a Control,
     started: Started<'a>,
     pub(super) state: TurnState,
     pub(super) abort_seen: bool,
@@ -65,13 +67,14 @@ where
     pub(super) fn new(
         conn: Connection<R, W>,
         options: &'a TurnOptions,
-        stream: &'a EventStream,
+        caller: Caller<'a>,
         started: Started<'a>,
     ) -> Self {
         Session {
             conn,
             options,
-            stream,
+            stream: caller.events,
+            control: caller.control,
             started,
             state: TurnState::default(),
             abort_seen: false,
@@ -260,8 +263,8 @@ where
                 .set([self.conn.next_deadline(), self.interrupt_deadline, release_at].into_iter().flatten().min());
             let wake = tokio::select! {
                 biased;
-                _ = self.stream.killed() => Wake::Kill,
-                _ = self.stream.aborted(), if !self.abort_seen => Wake::Abort,
+                _ = self.control.killed() => Wake::Kill,
+                _ = self.control.aborted(), if !self.abort_seen => Wake::Abort,
                 _ = self.timer.fired() => Wake::Deadline,
                 _ = self.stream.room(), if !reading.room => Wake::Room,
                 received = self.conn.receive(), if reading.room => Wake::Read(received),
@@ -357,12 +360,12 @@ where
     /// What a write to the server gives way to: an abort not yet handled, a kill, the end of
     /// the interrupt's grace, and `deadline` (the request's own).
     fn give_way(&self, deadline: Option<Instant>) -> impl std::future::Future<Output = ()> + 'a {
-        let (stream, abort_seen) = (self.stream, self.abort_seen);
+        let (control, abort_seen) = (self.control, self.abort_seen);
         let until = self.interrupt_deadline.into_iter().chain(deadline).min();
         async move {
             tokio::select! {
-                _ = stream.aborted(), if !abort_seen => {}
-                _ = stream.killed() => {}
+                _ = control.aborted(), if !abort_seen => {}
+                _ = control.killed() => {}
                 _ = sleep_until(until) => {}
             }
         }

@@ -1,6 +1,7 @@
 //! The runner driven through in-memory pipes by a scripted peer: no processes.
 
 use super::drive;
+use crate::control::{Caller, Control};
 use crate::options;
 use crate::process::{End, ExitInfo, ServerProcess, EXIT_GRACE};
 use crate::stream::EventStream;
@@ -60,6 +61,7 @@ struct Peer {
     exited: Arc<AtomicBool>,
     exit_code: Arc<Mutex<i32>>,
     stream: Arc<EventStream>,
+    control: Arc<Control>,
     /// Every message the client sent, in order.
     received: Arc<Mutex<Vec<Value>>>,
 }
@@ -164,7 +166,7 @@ impl Peer {
     async fn abort_after_pending_frames(&mut self) {
         self.send(json!({"id": "sync", "method": "item/tool/requestUserInput", "params": {}})).await;
         while self.recv().await["id"] != "sync" {}
-        self.stream.request_abort();
+        self.control.request_abort();
     }
 
     /// The process exits: stdout closes.
@@ -213,6 +215,7 @@ where
     let (client_read, server_write) = tokio::io::duplex(1 << 16);
     let (server_read, client_write) = tokio::io::duplex(1 << 16);
     let stream = Arc::new(EventStream::new());
+    let control = Arc::new(Control::new());
     let exited = Arc::new(AtomicBool::new(false));
     let exit_code = Arc::new(Mutex::new(0));
     let ended = Arc::new(Mutex::new(None));
@@ -223,6 +226,7 @@ where
         exited: exited.clone(),
         exit_code: exit_code.clone(),
         stream: stream.clone(),
+        control: control.clone(),
         received: received.clone(),
     };
     let script = tokio::spawn(script(peer));
@@ -232,7 +236,15 @@ where
     let process = FakeProcess { exited, exit_code, ended: ended.clone() };
     let terminal = tokio::time::timeout(
         Duration::from_secs(10),
-        drive(client_read, client_write, process, &opts, "/bin/fake-codex", "t-test", &stream),
+        drive(
+            client_read,
+            client_write,
+            process,
+            &opts,
+            "/bin/fake-codex",
+            "t-test",
+            Caller { events: &stream, control: &control },
+        ),
     )
     .await
     .expect("the turn ended");
@@ -606,7 +618,7 @@ async fn abort_before_the_turn_id_kills_at_once() {
     let r = run(json!({}), |mut p| async move {
         p.handshake().await;
         p.expect("turn/start").await;
-        p.stream.request_abort();
+        p.control.request_abort();
         p.until_stdin_closed().await;
     })
     .await;
@@ -623,7 +635,7 @@ async fn abort_after_turn_started_interrupts() {
         p.handshake().await;
         p.start_turn().await;
         p.abort_after_pending_frames().await;
-        p.stream.request_abort();
+        p.control.request_abort();
         let interrupt = p.expect("turn/interrupt").await;
         assert_eq!(interrupt["params"], json!({"threadId": THREAD, "turnId": TURN}));
         p.respond(&interrupt, json!({})).await;
@@ -666,7 +678,7 @@ async fn abort_after_completion_sends_nothing() {
         p.complete("completed").await;
         // Stdin closes once the runner has seen the completion.
         p.until_stdin_closed().await;
-        p.stream.request_abort();
+        p.control.request_abort();
     })
     .await;
     assert_eq!(r.terminal["status"], "completed");
@@ -758,7 +770,7 @@ async fn a_full_queue_pauses_reading_but_abort_still_works() {
             () = flood => panic!("the pipe should push back when nobody reads"),
             () = filled_then_waited => {}
         }
-        p.stream.request_abort();
+        p.control.request_abort();
         p.until_stdin_closed().await;
     })
     .await;
@@ -781,7 +793,7 @@ async fn a_kill_while_the_server_is_waited_for_ends_it_at_once() {
         // Stdout closes but the process stays; the runner closes stdin and waits for its exit.
         p.out = None;
         while let Ok(Ok(Some(_))) = tokio::time::timeout(Duration::from_secs(5), p.lines.next_line()).await {}
-        p.stream.request_kill();
+        p.control.request_kill();
     })
     .await;
     assert_eq!(r.terminal["failure"]["code"], "PROCESS_EXITED");
@@ -815,7 +827,7 @@ async fn a_server_that_reads_nothing_cannot_hold_an_abort_up() {
     let r = run(json!({"interruptGraceMs": 200}), |mut p| async move {
         p.handshake().await;
         p.start_turn().await;
-        let stream = p.stream.clone();
+        let (stream, control) = (p.stream.clone(), p.control.clone());
         // Requests whose replies nobody reads: once the pipe is full, the runner's write
         // waits, and it reads no more requests either.
         let flood = async {
@@ -828,7 +840,7 @@ async fn a_server_that_reads_nothing_cannot_hold_an_abort_up() {
             () = flood => panic!("the pipes should fill when nobody reads"),
             () = tokio::time::sleep(Duration::from_millis(500)) => {}
         }
-        stream.request_abort();
+        control.request_abort();
         // Still reading nothing (dropping the pipe would end the write with an error).
         let ended = tokio::time::timeout(Duration::from_secs(3), async {
             while !stream.is_finished() {

@@ -4,6 +4,7 @@
 //! long run (64 by default, to keep `cargo test` quick).
 
 use super::FakeProcess;
+use crate::control::{Caller, Control};
 use crate::options;
 use crate::stream::EventStream;
 use crate::transport::{FrameError, FrameReader};
@@ -341,6 +342,7 @@ fn play(script: Script) -> Outcome {
         let (client_read, server_write) = tokio::io::duplex(1 << 16);
         let (server_read, client_write) = tokio::io::duplex(1 << 16);
         let stream = Arc::new(EventStream::new());
+        let control = Arc::new(Control::new());
         let exited = Arc::new(AtomicBool::new(false));
         let ended = Arc::new(Mutex::new(None));
         let process = FakeProcess { exited: exited.clone(), exit_code: Arc::new(Mutex::new(0)), ended: ended.clone() };
@@ -370,11 +372,11 @@ fn play(script: Script) -> Outcome {
             })
         };
         let actor = {
-            let (stream, script) = (stream.clone(), script.clone());
+            let (control, script) = (control.clone(), script.clone());
             tokio::spawn(async move {
                 for act in &script.acts {
                     match act {
-                        Act::Abort => stream.request_abort(),
+                        Act::Abort => control.request_abort(),
                         Act::Pause(ms) => tokio::time::sleep(Duration::from_millis(*ms as u64)).await,
                         act => {
                             let _ = tx.send(Some(act_bytes(act)));
@@ -387,7 +389,7 @@ fn play(script: Script) -> Outcome {
                 } else {
                     // Stdout stays open: if nothing else ends the run, the host does.
                     tokio::time::sleep(Duration::from_millis(300)).await;
-                    stream.request_abort();
+                    control.request_abort();
                 }
             })
         };
@@ -407,7 +409,15 @@ fn play(script: Script) -> Outcome {
         .unwrap();
         let terminal = tokio::time::timeout(
             Duration::from_secs(10),
-            drive(client_read, client_write, process, &opts, "/bin/fake-codex", "t-test", &stream),
+            drive(
+                client_read,
+                client_write,
+                process,
+                &opts,
+                "/bin/fake-codex",
+                "t-test",
+                Caller { events: &stream, control: &control },
+            ),
         )
         .await
         .expect("the runner ended within 10 s");
