@@ -36,6 +36,7 @@ export type FailureCode =
   | 'REQUEST_TIMEOUT'
   | 'UNEXPECTED_RESPONSE'
   | 'ISOLATION_NOT_CONFIRMED'
+  | 'AUTH_REQUIRED'
   // parse: stdout is not the protocol
   | 'MALFORMED_FRAME'
   | 'INVALID_UTF8'

@@ -111,6 +111,19 @@ pub enum HarnessEvent {
         message: String,
         codex_error_info: Value,
     },
+    /// `turn/plan/updated`.
+    Plan {
+        explanation: Option<String>,
+        plan: Box<RawValue>,
+    },
+    /// `turn/diff/updated`: the turn's whole unified diff so far.
+    Diff {
+        diff: String,
+    },
+    /// `account/rateLimits/updated`.
+    RateLimits {
+        rate_limits: Box<RawValue>,
+    },
     ServerRequest {
         method: String,
         id: Value,

@@ -37,6 +37,8 @@ pub enum Code {
     RequestTimeout,
     UnexpectedResponse,
     IsolationNotConfirmed,
+    /// `account/read` said no one is logged in, and the child has no API key to use instead.
+    AuthRequired,
     // parse: stdout is not the protocol
     MalformedFrame,
     InvalidUtf8,
@@ -53,7 +55,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 23] = [
+    pub const ALL: [Code; 24] = [
         Code::CodexNotFound,
         Code::CodexNotExecutable,
         Code::CwdNotFound,
@@ -68,6 +70,7 @@ impl Code {
         Code::RequestTimeout,
         Code::UnexpectedResponse,
         Code::IsolationNotConfirmed,
+        Code::AuthRequired,
         Code::MalformedFrame,
         Code::InvalidUtf8,
         Code::FrameTooLarge,
@@ -96,6 +99,7 @@ impl Code {
             Code::RequestTimeout => "REQUEST_TIMEOUT",
             Code::UnexpectedResponse => "UNEXPECTED_RESPONSE",
             Code::IsolationNotConfirmed => "ISOLATION_NOT_CONFIRMED",
+            Code::AuthRequired => "AUTH_REQUIRED",
             Code::MalformedFrame => "MALFORMED_FRAME",
             Code::InvalidUtf8 => "INVALID_UTF8",
             Code::FrameTooLarge => "FRAME_TOO_LARGE",

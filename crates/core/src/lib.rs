@@ -3,6 +3,7 @@
 //! Nothing here knows of Node: the napi binding (the workspace's top-level crate) is a thin
 //! layer over this crate, and `cargo test -p rennet_codex` drives it directly.
 
+pub mod account;
 pub mod batch;
 pub mod control;
 pub mod discovery;
@@ -21,3 +22,4 @@ pub mod target;
 pub mod text;
 pub mod transport;
 pub mod turn;
+pub mod user_input;

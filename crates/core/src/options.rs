@@ -5,6 +5,7 @@ pub use crate::input::OptionsError;
 use crate::input::{from_json, invalid};
 pub use crate::locus::Locus;
 use crate::target::Target;
+use crate::user_input::{self, InputItem, RawItem};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -41,7 +42,10 @@ pub struct McpPolicy {
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawOptions {
-    prompt: String,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    input: Option<Vec<RawItem>>,
     cwd: String,
     #[serde(default)]
     model: Option<String>,
@@ -79,7 +83,8 @@ impl std::fmt::Debug for McpServer {
 
 /// Validated options of one turn. `Debug` shows variable names of `env`, never their values.
 pub struct TurnOptions {
-    pub prompt: String,
+    /// The prompt or the input items, in order.
+    pub input: Vec<InputItem>,
     /// Which Codex, where, with which environment.
     pub target: Target,
     /// `None` when absent or empty: an empty model is an error on the wire.
@@ -96,7 +101,7 @@ pub struct TurnOptions {
 impl std::fmt::Debug for TurnOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TurnOptions")
-            .field("prompt", &self.prompt)
+            .field("input", &self.input)
             .field("target", &self.target)
             .field("model", &self.model)
             .field("access", &self.access)
@@ -114,9 +119,6 @@ impl std::fmt::Debug for TurnOptions {
 pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     let raw: RawOptions = from_json(json)?;
 
-    if raw.prompt.trim().is_empty() {
-        return Err(invalid("options.prompt must be a non-empty string"));
-    }
     if let Some(schema) = &raw.output_schema {
         if !schema.get().trim_start().starts_with('{') {
             return Err(invalid("options.outputSchema must be a JSON Schema object"));
@@ -138,10 +140,11 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
              for MCP servers",
         ));
     }
+    let input = user_input::from_options(raw.prompt, raw.input, raw.locus.as_ref())?;
     let target = Target::parse(raw.cwd, raw.codex_path, raw.locus, raw.env)?;
 
     Ok(TurnOptions {
-        prompt: raw.prompt,
+        input,
         target,
         model: raw.model.filter(|m| !m.is_empty()),
         access: raw.access.unwrap_or_default(),

@@ -45,6 +45,8 @@ use super::requests::*;
 methods! {
     INITIALIZE = "initialize", ClientRequest, Initialize => InitializeResult;
     INITIALIZED = "initialized", ClientNotification;
+    // As a value: the report goes verbatim into an AUTH_REQUIRED failure's detail.
+    ACCOUNT_READ = "account/read", ClientRequest, AccountRead => serde_json::Value;
     THREAD_START = "thread/start", ClientRequest, ThreadStart<'_> => ThreadResult;
     THREAD_RESUME = "thread/resume", ClientRequest, ThreadResume<'_> => ThreadResult;
     TURN_START = "turn/start", ClientRequest, TurnStart<'_> => TurnStartResult;
@@ -67,6 +69,9 @@ methods! {
     COMMAND_OUTPUT_DELTA = "item/commandExecution/outputDelta", ServerNotification;
     TOKEN_USAGE_UPDATED = "thread/tokenUsage/updated", ServerNotification;
     ERROR = "error", ServerNotification;
+    TURN_PLAN_UPDATED = "turn/plan/updated", ServerNotification;
+    TURN_DIFF_UPDATED = "turn/diff/updated", ServerNotification;
+    ACCOUNT_RATE_LIMITS_UPDATED = "account/rateLimits/updated", ServerNotification;
 
     COMMAND_EXECUTION_APPROVAL = "item/commandExecution/requestApproval", ServerRequest;
     FILE_CHANGE_APPROVAL = "item/fileChange/requestApproval", ServerRequest;

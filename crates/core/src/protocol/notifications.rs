@@ -39,6 +39,27 @@ pub struct ErrorParams {
     pub will_retry: bool,
 }
 
+/// `turn/plan/updated` params: the plan's steps verbatim.
+#[derive(Deserialize, Debug)]
+pub struct PlanUpdatedParams {
+    #[serde(default)]
+    pub explanation: Option<String>,
+    pub plan: Box<RawValue>,
+}
+
+/// `turn/diff/updated` params: the turn's whole unified diff so far.
+#[derive(Deserialize, Debug)]
+pub struct DiffUpdatedParams {
+    pub diff: String,
+}
+
+/// `account/rateLimits/updated` params, verbatim.
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitsUpdatedParams {
+    pub rate_limits: Box<RawValue>,
+}
+
 /// The fields of a thread item that the turn state needs (final message selection).
 #[derive(Deserialize, Debug)]
 pub struct ItemHead {

@@ -3,6 +3,7 @@
 //! them. Optional fields are left out of the wire when absent.
 
 use super::RpcError;
+use crate::user_input::InputItem;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -81,6 +82,10 @@ impl Initialize {
     }
 }
 
+/// Who is logged in, and whether a login is needed (no token refresh is asked for).
+#[derive(Serialize, Debug)]
+pub struct AccountRead {}
+
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadStart<'a> {
@@ -107,7 +112,7 @@ pub struct ThreadResume<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct TurnStart<'a> {
     pub thread_id: &'a str,
-    pub input: [UserInput<'a>; 1],
+    pub input: &'a [InputItem],
     pub cwd: &'a str,
     pub approval_policy: ApprovalPolicy,
     pub sandbox_policy: SandboxPolicy,
@@ -117,13 +122,6 @@ pub struct TurnStart<'a> {
     pub effort: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<&'a RawValue>,
-}
-
-/// One text input; `text_elements` (rich-text spans) are none.
-#[derive(Serialize, Debug)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum UserInput<'a> {
-    Text { text: &'a str, text_elements: [(); 0] },
 }
 
 #[derive(Serialize, Debug)]
@@ -236,7 +234,7 @@ mod tests {
         let schema = RawValue::from_string(r#"{"type":"object"}"#.into()).unwrap();
         let turn = TurnStart {
             thread_id: "th",
-            input: [UserInput::Text { text: "hi", text_elements: [] }],
+            input: &[InputItem::text("hi")],
             cwd: "/w",
             approval_policy: ApprovalPolicy::Never,
             sandbox_policy: SandboxPolicy::DangerFullAccess,

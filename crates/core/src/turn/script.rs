@@ -7,14 +7,15 @@
 use super::ending::{self, Ending};
 use super::policy;
 use super::state::TurnState;
+use crate::account;
 use crate::control::{Caller, Control};
 use crate::events::{DiagnosticSource, HarnessEvent, PassthroughReason};
 use crate::isolation;
 use crate::options::{Access, TurnOptions};
 use crate::protocol::{
-    method, ApprovalPolicy, CompletedTurn, ConfigRead, ExperimentalFeatureList, Initialize, McpServerStatusList, Page,
-    Reply, Request, SandboxPolicy, ServerCall, ThreadResume, ThreadSandbox, ThreadStart, TurnInterrupt, TurnStart,
-    UserInput,
+    method, AccountRead, ApprovalPolicy, CompletedTurn, ConfigRead, ExperimentalFeatureList, Initialize,
+    McpServerStatusList, Page, Reply, Request, RpcError, SandboxPolicy, ServerCall, ThreadResume, ThreadSandbox,
+    ThreadStart, TurnInterrupt, TurnStart,
 };
 use crate::rpc::{Connection, Received};
 use crate::stream::EventStream;
@@ -108,6 +109,7 @@ where
             user_agent: init.user_agent,
         });
         let _ = self.conn.notify(method::INITIALIZED, self.give_way(None)).await;
+        self.check_login().await?;
 
         let read_only = self.options.access == Access::ReadOnly;
         let (thread_id, configured) = self.open_thread(read_only).await?;
@@ -201,7 +203,7 @@ where
         let opts = self.options;
         let turn = TurnStart {
             thread_id,
-            input: [UserInput::Text { text: &opts.prompt, text_elements: [] }],
+            input: &opts.input,
             cwd: &opts.target.thread_cwd,
             approval_policy: ApprovalPolicy::Never,
             sandbox_policy: match opts.access {
@@ -220,15 +222,43 @@ where
         Ok(())
     }
 
+    /// Before the thread: a turn nobody can authenticate fails now, rather than retrying its
+    /// model request for minutes. A server without `account/read` (older Codex) goes on, as
+    /// does one that cannot say.
+    async fn check_login(&mut self) -> Result<(), Ending> {
+        let report = match self.ask(&AccountRead {}).await? {
+            Ok(report) => report,
+            Err(error) => {
+                tracing::debug!(code = error.code, "account/read not answered: {}", error.message);
+                return Ok(());
+            }
+        };
+        let target = &self.options.target;
+        let child_env = |name: &str| {
+            let given = target.env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+            // Inside WSL only what `env` gives crosses into the distribution.
+            given.or_else(|| target.locus.is_none().then(|| std::env::var(name).ok()).flatten())
+        };
+        if account::login_missing(&report, child_env) {
+            return Err(Ending::Failed(account::auth_required(report)));
+        }
+        Ok(())
+    }
+
     /// Sends a request and processes frames until its answer came, as its result type.
     async fn call<Q: Request>(&mut self, request: &Q) -> Result<Q::Result, Ending> {
+        self.ask(request).await?.map_err(|error| Ending::Failed(ending::rpc_failure(Q::METHOD, error)))
+    }
+
+    /// [`Session::call`], with the server's error answer as a value rather than the run's end.
+    async fn ask<Q: Request>(&mut self, request: &Q) -> Result<Result<Q::Result, RpcError>, Ending> {
         let deadline = Instant::now() + self.options.request_timeout;
         // A request that did not reach the server gets no answer: its deadline (also while a
         // server that reads nothing holds up the write), an abort or the server's end decides.
         let id = self.conn.request(request, Some(deadline), self.give_way(Some(deadline))).await.ok();
         match self.pump_until(|session| id.and_then(|id| session.conn.answer(id))).await? {
-            Ok(raw) => ending::parse_result(Q::METHOD, &raw),
-            Err(error) => Err(Ending::Failed(ending::rpc_failure(Q::METHOD, error))),
+            Ok(raw) => ending::parse_result(Q::METHOD, &raw).map(Ok),
+            Err(error) => Ok(Err(error)),
         }
     }
 

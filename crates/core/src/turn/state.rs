@@ -4,8 +4,8 @@
 
 use crate::events::{HarnessEvent, PassthroughReason, ReasoningPart, Usage};
 use crate::protocol::{
-    method, params, params_of, CompletedTurn, Delta, ErrorParams, ItemHead, Scope, TokenUsageParams,
-    TurnCompletedParams, TurnError,
+    method, params, params_of, CompletedTurn, Delta, DiffUpdatedParams, ErrorParams, ItemHead, PlanUpdatedParams,
+    RateLimitsUpdatedParams, Scope, TokenUsageParams, TurnCompletedParams, TurnError,
 };
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -272,6 +272,13 @@ impl TurnState {
                     context_window: u.token_usage.model_context_window,
                 })
             }),
+            method::TURN_PLAN_UPDATED => params::<PlanUpdatedParams>(line)
+                .map(|p| Handled::Event(HarnessEvent::Plan { explanation: p.explanation, plan: p.plan })),
+            method::TURN_DIFF_UPDATED => {
+                params::<DiffUpdatedParams>(line).map(|d| Handled::Event(HarnessEvent::Diff { diff: d.diff }))
+            }
+            method::ACCOUNT_RATE_LIMITS_UPDATED => params::<RateLimitsUpdatedParams>(line)
+                .map(|r| Handled::Event(HarnessEvent::RateLimits { rate_limits: r.rate_limits })),
             method::ERROR => params::<ErrorParams>(line).map(|e| {
                 if e.will_retry {
                     Handled::Event(HarnessEvent::Retrying {

@@ -104,13 +104,21 @@ impl Peer {
     }
 
     /// initialize → initialized → thread/start; returns the thread request.
-    async fn handshake(&mut self) -> Value {
+    /// `initialize`, `initialized`, and `account/read` answered as with a custom model provider
+    /// (no OpenAI login needed).
+    async fn initialize(&mut self) {
         let init = self.expect("initialize").await;
         assert_eq!(init["params"]["clientInfo"]["name"], "rennet");
         self.respond(&init, json!({"userAgent": "rennet/0.171.0 (Test; x86_64) (rennet; 0.1.0)", "codexHome": "/h"}))
             .await;
         let initialized = self.expect("initialized").await;
         assert!(initialized.get("id").is_none());
+        let account = self.expect("account/read").await;
+        self.respond(&account, json!({"account": null, "requiresOpenaiAuth": false})).await;
+    }
+
+    async fn handshake(&mut self) -> Value {
+        self.initialize().await;
         let mut thread = self.recv().await;
         if thread["method"] == "config/read" {
             self.respond(&thread, json!({"config": {"mcp_servers": {"ambient": {"command": "x"}}}, "origins": {}}))
@@ -287,7 +295,12 @@ async fn happy_turn_streams_events_and_completes() {
             "total": {"totalTokens": 150, "inputTokens": 100, "cachedInputTokens": 20, "outputTokens": 50, "reasoningOutputTokens": 10},
             "last": {"totalTokens": 150, "inputTokens": 100, "cachedInputTokens": 20, "outputTokens": 50, "reasoningOutputTokens": 10},
             "modelContextWindow": 258400}})).await;
-        p.notify("account/rateLimits/updated", json!({"rateLimits": {}})).await;
+        p.notify("account/rateLimits/updated", json!({"rateLimits": {"limitId": "codex", "primary": null}})).await;
+        p.notify("turn/plan/updated", json!({"threadId": THREAD, "turnId": TURN, "explanation": null,
+            "plan": [{"step": "Read", "status": "completed"}, {"step": "Write", "status": "inProgress"}]})).await;
+        p.notify("turn/diff/updated", json!({"threadId": THREAD, "turnId": TURN, "diff": "--- a/x\n+++ b/x\n"})).await;
+        // Another turn's plan changes nothing of this one.
+        p.notify("turn/plan/updated", json!({"threadId": THREAD, "turnId": "other", "plan": []})).await;
         p.complete("completed").await;
         p.until_stdin_closed().await;
     })
@@ -305,7 +318,10 @@ async fn happy_turn_streams_events_and_completes() {
             "messageDelta",
             "itemCompleted",
             "usage",
-            "native",
+            "rateLimits",
+            "plan",
+            "diff",
+            "passthrough",
             "turnCompleted",
             "terminal"
         ]
@@ -324,7 +340,14 @@ async fn happy_turn_streams_events_and_completes() {
     assert_eq!(r.events[4]["part"], "text");
     let usage = json!({"input": 100, "cacheRead": 20, "output": 50, "reasoning": 10, "total": 150});
     assert_eq!(r.events[9], json!({"type": "usage", "turn": usage, "thread": usage, "contextWindow": 258400}));
-    assert_eq!(r.events[10]["method"], "account/rateLimits/updated");
+    assert_eq!(r.events[10], json!({"type": "rateLimits", "rateLimits": {"limitId": "codex", "primary": null}}));
+    assert_eq!(
+        r.events[11],
+        json!({"type": "plan", "explanation": null,
+               "plan": [{"step": "Read", "status": "completed"}, {"step": "Write", "status": "inProgress"}]})
+    );
+    assert_eq!(r.events[12], json!({"type": "diff", "diff": "--- a/x\n+++ b/x\n"}));
+    assert_eq!(r.events[13]["reason"], "foreignTurn");
     assert_eq!(
         r.terminal,
         json!({"type": "terminal", "status": "completed", "threadId": THREAD, "turnId": TURN,
@@ -550,12 +573,92 @@ async fn turn_failure_keeps_the_provider_message() {
     );
 }
 
+/// `initialize`, `initialized`, then `account/read` answered with `answer` (a result or an error).
+async fn account_read_answered(p: &mut Peer, answer: Value) {
+    let init = p.expect("initialize").await;
+    p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
+    p.expect("initialized").await;
+    let account = p.expect("account/read").await;
+    assert_eq!(account["params"], json!({}));
+    match answer.get("error") {
+        Some(error) => p.send(json!({"id": account["id"], "error": error})).await,
+        None => p.respond(&account, answer).await,
+    }
+}
+
+#[tokio::test]
+async fn a_turn_no_one_can_authenticate_fails_before_the_thread() {
+    let not_logged_in = json!({"account": null, "requiresOpenaiAuth": true, "userId": null});
+    let report = not_logged_in.clone();
+    // An empty key counts as none (and hides one the test process may have).
+    let r = run(json!({"env": {"OPENAI_API_KEY": "", "CODEX_API_KEY": ""}}), move |mut p| async move {
+        account_read_answered(&mut p, report).await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.types(), vec!["started", "terminal"]);
+    let failure = &r.terminal["failure"];
+    assert_eq!((failure["source"].as_str(), failure["code"].as_str()), (Some("jsonrpc"), Some("AUTH_REQUIRED")));
+    assert!(failure["message"].as_str().unwrap().contains("codex login"), "{failure}");
+    assert_eq!(failure["detail"]["report"], not_logged_in);
+    assert!(r.received.iter().all(|m| m["method"] != "thread/start"), "{:?}", r.received);
+}
+
+#[tokio::test]
+async fn a_login_report_that_does_not_stop_the_turn() {
+    let not_logged_in = json!({"account": null, "requiresOpenaiAuth": true});
+    for (why, env, answer) in [
+        ("an API key for the child", json!({"OPENAI_API_KEY": "sk-test"}), not_logged_in.clone()),
+        ("a custom model provider", json!({}), json!({"account": null, "requiresOpenaiAuth": false})),
+        ("logged in", json!({}), json!({"account": {"type": "apiKey"}, "requiresOpenaiAuth": true})),
+        // Older Codex: the method is unknown.
+        ("no account/read", json!({}), json!({"error": {"code": -32600, "message": "Invalid request: unknown variant `account/read`"}})),
+        ("not found", json!({}), json!({"error": {"code": -32601, "message": "method not found"}})),
+    ] {
+        let r = run(json!({"env": env}), move |mut p| async move {
+            account_read_answered(&mut p, answer).await;
+            let thread = p.expect("thread/start").await;
+            p.respond(&thread, json!({"thread": {"id": THREAD}})).await;
+            p.start_turn().await;
+            p.complete("completed").await;
+            p.until_stdin_closed().await;
+        })
+        .await;
+        assert_eq!(r.terminal["status"], "completed", "{why}: {}", r.terminal);
+    }
+}
+
+#[tokio::test]
+async fn input_items_reach_turn_start_in_order() {
+    let image = std::env::current_exe().unwrap().display().to_string();
+    let input = json!([
+        {"type": "text", "text": "what is this?"},
+        {"type": "localImage", "path": image},
+        {"type": "image", "url": "https://example.com/a.png", "detail": "low"},
+    ]);
+    let options = json!({"prompt": null, "input": input});
+    let r = run(options, move |mut p| async move {
+        p.handshake().await;
+        let turn = p.start_turn().await;
+        assert_eq!(
+            turn["params"]["input"],
+            json!([
+                {"type": "text", "text": "what is this?", "text_elements": []},
+                {"type": "localImage", "path": image},
+                {"type": "image", "url": "https://example.com/a.png", "detail": "low"},
+            ])
+        );
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed", "{}", r.terminal);
+}
+
 #[tokio::test]
 async fn request_errors_and_timeouts_are_jsonrpc_failures() {
     let r = run(json!({}), |mut p| async move {
-        let init = p.expect("initialize").await;
-        p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
-        p.expect("initialized").await;
+        p.initialize().await;
         let thread = p.expect("thread/start").await;
         p.send(json!({"id": thread["id"], "error": {"code": -32600, "message": "Invalid request: missing field `params`"}})).await;
         p.until_stdin_closed().await;
@@ -689,9 +792,7 @@ async fn abort_after_completion_sends_nothing() {
 async fn resume_counts_only_this_turns_usage() {
     let usage = |total: i64| json!({"totalTokens": total, "inputTokens": total, "cachedInputTokens": 0, "outputTokens": 0, "reasoningOutputTokens": 0});
     let r = run(json!({"threadId": THREAD}), move |mut p| async move {
-        let init = p.expect("initialize").await;
-        p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
-        p.expect("initialized").await;
+        p.initialize().await;
         let resume = p.expect("thread/resume").await;
         assert_eq!(resume["params"]["threadId"], THREAD);
         assert_eq!(resume["params"]["sandbox"], "read-only");
@@ -861,9 +962,7 @@ async fn a_server_that_reads_nothing_cannot_hold_an_abort_up() {
 #[tokio::test]
 async fn read_only_turn_confirms_isolation_before_starting() {
     let r = run(json!({"access": "readOnly"}), |mut p| async move {
-        let init = p.expect("initialize").await;
-        p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
-        p.expect("initialized").await;
+        p.initialize().await;
         let config = p.expect("config/read").await;
         assert_eq!(config["params"]["cwd"], CWD);
         p.respond(&config, json!({"config": {"mcp_servers": {"ambient": {}, "proj.srv": {}}}})).await;
@@ -935,9 +1034,7 @@ async fn read_only_turn_fails_closed_on_any_doubt() {
     for (what, step, report) in cases {
         let features_ok = features_ok.clone();
         let r = run(json!({"access": "readOnly", "requestTimeoutMs": 300}), move |mut p| async move {
-            let init = p.expect("initialize").await;
-            p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
-            p.expect("initialized").await;
+            p.initialize().await;
             let config = p.expect("config/read").await;
             if step == "config-error" {
                 p.send(json!({"id": config["id"], "error": {"code": -32603, "message": "config broken"}})).await;
@@ -998,9 +1095,7 @@ async fn read_only_turn_fails_closed_on_any_doubt() {
 #[tokio::test]
 async fn read_only_turn_with_a_config_naming_no_servers_disables_none() {
     let r = run(json!({"access": "readOnly"}), |mut p| async move {
-        let init = p.expect("initialize").await;
-        p.respond(&init, json!({"userAgent": "rennet/0.171.0"})).await;
-        p.expect("initialized").await;
+        p.initialize().await;
         let config = p.expect("config/read").await;
         p.respond(&config, json!({"config": {"model": "m"}, "origins": {}})).await;
         let thread = p.expect("thread/start").await;

@@ -1,0 +1,187 @@
+//! What the user says to a turn (`prompt`, or `input` items: text and images, in order), and to
+//! a running turn through `steer`: checked here, sent as the protocol's `UserInput`.
+
+use crate::input::{invalid, OptionsError};
+use crate::locus::Locus;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// How closely the model looks at an image (the protocol's `ImageDetail`).
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum ImageDetail {
+    Auto,
+    Low,
+    High,
+    Original,
+}
+
+/// One item as JavaScript gives it.
+#[derive(Deserialize, Debug)]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+pub enum RawItem {
+    Text {
+        text: String,
+    },
+    LocalImage {
+        path: String,
+        #[serde(default)]
+        detail: Option<ImageDetail>,
+    },
+    Image {
+        url: String,
+        #[serde(default)]
+        detail: Option<ImageDetail>,
+    },
+}
+
+/// One checked item, as the protocol's `UserInput` carries it (a `localImage` path as Codex
+/// sees it: inside the WSL distribution with a WSL locus). `text_elements` (rich-text spans)
+/// are none.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum InputItem {
+    Text {
+        text: String,
+        text_elements: [(); 0],
+    },
+    LocalImage {
+        path: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<ImageDetail>,
+    },
+    Image {
+        url: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<ImageDetail>,
+    },
+}
+
+impl InputItem {
+    pub fn text(text: impl Into<String>) -> InputItem {
+        InputItem::Text { text: text.into(), text_elements: [] }
+    }
+}
+
+/// `prompt` or `input` (exactly one) as the turn's input items.
+pub fn from_options(
+    prompt: Option<String>,
+    input: Option<Vec<RawItem>>,
+    locus: Option<&Locus>,
+) -> Result<Vec<InputItem>, OptionsError> {
+    match (prompt, input) {
+        (Some(_), Some(_)) => Err(invalid("options.prompt and options.input: give exactly one of them")),
+        (None, None) => Err(invalid("options.prompt (a string) or options.input (an array of items) is required")),
+        (Some(prompt), None) if prompt.trim().is_empty() => Err(invalid("options.prompt must be a non-empty string")),
+        (Some(prompt), None) => Ok(vec![InputItem::text(prompt)]),
+        (None, Some(items)) => items_of(items, "options.input", locus),
+    }
+}
+
+/// Checks `items`; errors name the item as `{path}[i]`.
+pub fn items_of(items: Vec<RawItem>, path: &str, locus: Option<&Locus>) -> Result<Vec<InputItem>, OptionsError> {
+    if items.is_empty() {
+        return Err(invalid(format!("{path} must hold at least one item")));
+    }
+    items.into_iter().enumerate().map(|(i, item)| checked(item, &format!("{path}[{i}]"), locus)).collect()
+}
+
+fn checked(item: RawItem, at: &str, locus: Option<&Locus>) -> Result<InputItem, OptionsError> {
+    match item {
+        RawItem::Text { text } if text.is_empty() => Err(invalid(format!("{at}.text must be a non-empty string"))),
+        RawItem::Text { text } => Ok(InputItem::text(text)),
+        RawItem::LocalImage { path, detail } => {
+            if !Path::new(&path).is_absolute() {
+                return Err(invalid(format!("{at}.path must be an absolute path, got {path:?}")));
+            }
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() => {}
+                Ok(_) => return Err(invalid(format!("{at}.path {path:?} is not a file"))),
+                Err(e) => return Err(invalid(format!("{at}.path {path:?} cannot be read: {e}"))),
+            }
+            // Codex reads the file itself: inside a WSL distribution, at its path there.
+            let path = match locus {
+                None => path,
+                Some(locus) => crate::locus::wsl_path(&path, &locus.wsl.distro).ok_or_else(|| {
+                    invalid(format!(
+                        "{at}.path {path:?} has no path inside the WSL distribution {:?}",
+                        locus.wsl.distro
+                    ))
+                })?,
+            };
+            Ok(InputItem::LocalImage { path, detail })
+        }
+        RawItem::Image { url, detail } => {
+            let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
+            match scheme.as_deref() {
+                Some("http" | "https") if url.len() > scheme.as_ref().map_or(0, |s| s.len() + 3) => {
+                    Ok(InputItem::Image { url, detail })
+                }
+                Some("data") => Ok(InputItem::Image { url, detail }),
+                // Never the URL itself: a data: URL can be megabytes, a signed URL a credential.
+                _ => Err(invalid(format!("{at}.url must be an http(s) or data: URL"))),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(input: serde_json::Value) -> Result<Vec<InputItem>, String> {
+        let raw: Vec<RawItem> =
+            crate::input::from_json::<Vec<RawItem>>(&input.to_string()).map_err(|e| e.0.replacen("options", "", 1))?;
+        items_of(raw, "options.input", None).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn items_go_on_the_wire_in_order_as_user_input() {
+        let png = std::env::current_exe().unwrap();
+        let png = png.to_str().unwrap();
+        let items = parse(json!([
+            {"type": "text", "text": "look"},
+            {"type": "localImage", "path": png, "detail": "high"},
+            {"type": "image", "url": "https://example.com/a.png"},
+            {"type": "image", "url": "data:image/png;base64,AAAA"},
+        ]))
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&items).unwrap(),
+            json!([
+                {"type": "text", "text": "look", "text_elements": []},
+                {"type": "localImage", "path": png, "detail": "high"},
+                {"type": "image", "url": "https://example.com/a.png"},
+                {"type": "image", "url": "data:image/png;base64,AAAA"},
+            ])
+        );
+    }
+
+    #[test]
+    fn every_bad_item_is_named() {
+        let err = |v| parse(v).unwrap_err();
+        assert!(err(json!([])).starts_with("options.input must hold at least one item"));
+        assert!(err(json!([{"type": "audio", "url": "x"}])).contains("[0]"), "{}", err(json!([{"type": "audio"}])));
+        assert!(err(json!([{"type": "text", "text": ""}])).starts_with("options.input[0].text"));
+        let rel = err(json!([{"type": "text", "text": "a"}, {"type": "localImage", "path": "a.png"}]));
+        assert!(rel.starts_with("options.input[1].path must be an absolute path"), "{rel}");
+        let missing = if cfg!(windows) { r"C:\no\such.png" } else { "/no/such.png" };
+        let gone = err(json!([{"type": "localImage", "path": missing}]));
+        assert!(gone.starts_with("options.input[0].path") && gone.contains("cannot be read"), "{gone}");
+        let url = err(json!([{"type": "image", "url": "file:///etc/passwd"}]));
+        assert_eq!(url, "options.input[0].url must be an http(s) or data: URL");
+        assert!(err(json!([{"type": "image", "url": "https://"}])).ends_with("http(s) or data: URL"));
+        assert!(err(json!([{"type": "image", "url": "x", "detail": "ultra"}])).contains("[0]"));
+    }
+
+    #[test]
+    fn exactly_one_of_prompt_and_input() {
+        let item = || Some(vec![RawItem::Text { text: "a".into() }]);
+        assert!(from_options(Some("p".into()), item(), None).unwrap_err().0.contains("exactly one"));
+        assert!(from_options(None, None, None).unwrap_err().0.contains("is required"));
+        assert!(from_options(Some(" ".into()), None, None).unwrap_err().0.starts_with("options.prompt"));
+        assert_eq!(from_options(Some("p".into()), None, None).unwrap(), vec![InputItem::text("p")]);
+        assert_eq!(from_options(None, item(), None).unwrap(), vec![InputItem::text("a")]);
+    }
+}
