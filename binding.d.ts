@@ -29,6 +29,12 @@ export declare class NativeTurn {
   unbound(): void
   /** Idempotent: interrupts the turn (or kills the child if the turn has no id yet). */
   abort(): void
+  /**
+   * Hands `inputJson` (JSON text of an item array) to the running turn. Invalid items throw
+   * `InvalidArg` naming the item; the promise resolves with `null` once the server took it,
+   * else with the JSON text of the refusal (`TURN_NOT_STEERABLE`, `TURN_ENDED`).
+   */
+  steer(inputJson: string): Promise<string | null>
   /** The consumer left: queued and future events are dropped; the outcome still resolves. */
   detach(): void
 }

@@ -2,8 +2,10 @@
 // napi-rs; this file is the contract callers program against.
 
 import type { ThreadItem } from './types/codex/v2/ThreadItem.js'
+import type { TurnPlanStep } from './types/codex/v2/TurnPlanStep.js'
+import type { RateLimitSnapshot } from './types/codex/v2/RateLimitSnapshot.js'
 
-export type { ThreadItem }
+export type { ThreadItem, TurnPlanStep, RateLimitSnapshot }
 
 export interface Usage {
   input: number
@@ -115,6 +117,12 @@ export type HarnessEvent =
   | { type: 'commandOutput'; itemId: string; delta: string }
   | { type: 'usage'; turn: Usage; thread: Usage; contextWindow: number | null }
   | { type: 'retrying'; message: string; codexErrorInfo: unknown }
+  /** `turn/plan/updated`: the turn's plan, as Codex sent it (`status`: `pending`, `inProgress`, `completed`). */
+  | { type: 'plan'; explanation: string | null; plan: TurnPlanStep[] }
+  /** `turn/diff/updated`: the turn's whole unified diff so far (each one replaces the last). */
+  | { type: 'diff'; diff: string }
+  /** `account/rateLimits/updated`: a rolling update; merge it over what `readAccount()` reported. */
+  | { type: 'rateLimits'; rateLimits: RateLimitSnapshot }
   | {
       type: 'serverRequest'
       method: string
@@ -137,8 +145,24 @@ export interface Locus {
   wsl: { distro: string }
 }
 
+/**
+ * One item of a turn's input, in the protocol's own words (`UserInput`), sent in order.
+ * `detail` says how closely the model looks at an image (the model's default when absent).
+ */
+export type InputItem =
+  | { type: 'text'; text: string }
+  /** A file read by Codex: an absolute path (a Windows path with a WSL `locus`); it must exist. */
+  | { type: 'localImage'; path: string; detail?: ImageDetail }
+  /** An `http(s):` or `data:` URL. */
+  | { type: 'image'; url: string; detail?: ImageDetail }
+
+export type ImageDetail = 'auto' | 'low' | 'high' | 'original'
+
 export interface RunTurnOptions {
-  prompt: string
+  /** The prompt; exactly one of `prompt` and `input`. */
+  prompt?: string
+  /** Text and images, in order; exactly one of `prompt` and `input`. */
+  input?: InputItem[]
   /** Absolute path of the working directory. */
   cwd: string
   model?: string
@@ -172,6 +196,22 @@ export interface Turn extends AsyncIterable<HarnessEvent> {
   abort(reason?: unknown): void
   /** Resolves with the terminal event; never rejects. */
   readonly outcome: Promise<TerminalEvent>
+  /**
+   * Adds input to the running turn (`turn/steer`), waiting for the turn's id if it has none yet.
+   * Resolves once the server took it; rejects with a `SteerError`: `TURN_NOT_STEERABLE` (the
+   * server refused, e.g. a review or compaction turn; its message verbatim, the JSON-RPC error
+   * in `detail`) or `TURN_ENDED` (the turn completed, failed, was aborted or is being ended:
+   * nothing was sent). A steer never changes the turn's outcome. Throws a TypeError naming the
+   * item for invalid input.
+   */
+  steer(input: string | InputItem[]): Promise<void>
+}
+
+/** What `Turn.steer` rejects with. */
+export class SteerError extends Error {
+  readonly code: 'TURN_NOT_STEERABLE' | 'TURN_ENDED'
+  /** For `TURN_NOT_STEERABLE`: the server's JSON-RPC error `{code, message, data}`. */
+  readonly detail?: unknown
 }
 
 export function runTurn(options: RunTurnOptions): Turn

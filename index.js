@@ -126,6 +126,22 @@ class Turn {
     this.#native.abort()
   }
 
+  /**
+   * Adds input to the running turn. Resolves once the server took it; rejects with a
+   * SteerError (TURN_NOT_STEERABLE, TURN_ENDED). Throws a TypeError naming the item.
+   */
+  steer(input) {
+    const items = typeof input === 'string' ? [{ type: 'text', text: input }] : input
+    if (!Array.isArray(items)) throw new TypeError('input must be a string or an array of input items')
+    const pending = nativeCall(() => this.#native.steer(JSON.stringify(wellFormed(items))))
+    return pending.then((refusal) => {
+      if (refusal !== null) {
+        const { code, message, detail } = JSON.parse(refusal)
+        throw new SteerError(code, message, detail)
+      }
+    })
+  }
+
   /** The terminal event. Never rejects; awaiting it alone never stalls the turn. */
   get outcome() {
     if (this.#outcome === null) {
@@ -211,6 +227,27 @@ class Turn {
   }
 }
 
+/** What `Turn.steer` rejects with: the server's refusal (`TURN_NOT_STEERABLE`) or `TURN_ENDED`. */
+class SteerError extends Error {
+  constructor(code, message, detail) {
+    super(message)
+    this.name = 'SteerError'
+    this.code = code
+    if (detail !== undefined) this.detail = detail
+  }
+}
+
+/**
+ * Text sliced through a character (an emoji cut in half) keeps its text, with U+FFFD where the
+ * lone half was: Codex sends it as UTF-8, which cannot hold the half. Other values are left to
+ * the native checks, which name them.
+ */
+function wellFormed(items) {
+  return items.map((item) =>
+    item !== null && typeof item === 'object' && typeof item.text === 'string' ? { ...item, text: item.text.toWellFormed() } : item,
+  )
+}
+
 /**
  * Runs one Codex turn. Returns at once; events stream through `for await`, the terminal event
  * is also `turn.outcome`. Throws a TypeError naming the option for invalid options.
@@ -238,9 +275,8 @@ function startTurn(options, wire) {
       throw new TypeError(`options.${name} must be a non-negative integer number of milliseconds`)
     }
   }
-  // A prompt sliced through a character (an emoji cut in half) keeps its text, with U+FFFD
-  // where the lone half was: Codex sends the prompt as UTF-8, which cannot hold the half.
   if (typeof rest.prompt === 'string') rest.prompt = rest.prompt.toWellFormed()
+  if (Array.isArray(rest.input)) rest.input = wellFormed(rest.input)
   if (wire !== undefined) rest.outputSchema = wire
   // An already-aborted signal: the turn ends before anything starts.
   const aborted = signal !== undefined && signal.aborted
@@ -372,4 +408,4 @@ function setLogger(logger, options) {
   nativeCall(() => binding.setLogger(deliver, filter))
 }
 
-module.exports = { runTurn, runUtility, discoverCodex, setLogger, UtilityError }
+module.exports = { runTurn, runUtility, discoverCodex, setLogger, UtilityError, SteerError }

@@ -93,6 +93,10 @@ function unavailableBinding(error) {
     abort() {}
     detach() {}
     unbound() {}
+    // The turn has ended before it began: nothing can be steered.
+    steer() {
+      return Promise.resolve(JSON.stringify({ code: 'TURN_ENDED', message: `the turn has ended: ${message}` }))
+    }
     outcome() {
       return Promise.resolve(terminal)
     }

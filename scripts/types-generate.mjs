@@ -1,6 +1,8 @@
-// Regenerates types/codex/: the TypeScript types of `ThreadItem` (the `item` of itemStarted and
-// itemCompleted) and everything it references, from `codex app-server generate-ts` of the
-// pinned CLI (or RENNET_CODEX_BIN). Only that closure is kept, not the whole protocol.
+// Regenerates types/codex/: the TypeScript types of the server's own objects the package hands
+// out verbatim — `ThreadItem` (the `item` of itemStarted and itemCompleted), a plan's steps, a
+// rate-limit snapshot, the account, a model, a thread — and everything they reference, from
+// `codex app-server generate-ts` of the pinned CLI (or RENNET_CODEX_BIN). Only that closure is
+// kept, not the whole protocol.
 //
 //   pnpm types:generate           rewrite types/codex/
 //   pnpm types:generate --check   exit 1 when the committed files differ from the CLI's
@@ -13,7 +15,7 @@ import { codexCli, codexVersion, withGenerated } from './codex-cli.mjs'
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const OUT = join(ROOT, 'types', 'codex')
 /** The generated types the public API names. */
-const ENTRY_POINTS = ['v2/ThreadItem.ts']
+const ENTRY_POINTS = ['v2/ThreadItem.ts', 'v2/TurnPlanStep.ts', 'v2/RateLimitSnapshot.ts', 'v2/Account.ts', 'v2/Model.ts', 'v2/Thread.ts']
 
 const check = process.argv.includes('--check')
 const bin = codexCli()

@@ -20,6 +20,8 @@ use std::sync::{Arc, Weak};
 pub struct NativeTurn {
     stream: Arc<EventStream>,
     control: Arc<Control>,
+    /// Where a steer's `localImage` paths are read (inside a WSL distribution, at its path there).
+    locus: Option<rennet_codex::locus::Locus>,
 }
 
 /// Validates the options (JSON text of the options object without `signal`) and starts the
@@ -31,6 +33,7 @@ pub fn start_turn(env: Env, options_json: String, aborted: Option<bool>) -> Resu
     locate_guard();
     let stream = Arc::new(EventStream::new());
     let control = Arc::new(Control::new());
+    let locus = options.target.locus.clone();
     if aborted == Some(true) {
         control.request_abort();
     }
@@ -45,7 +48,7 @@ pub fn start_turn(env: Env, options_json: String, aborted: Option<bool>) -> Resu
             supervised.finish(Terminal::failed(Failure::new(FailureSource::Internal, Code::InternalError, message)));
         }
     });
-    Ok(NativeTurn { stream, control })
+    Ok(NativeTurn { stream, control, locus })
 }
 
 thread_local! {
@@ -158,6 +161,17 @@ impl NativeTurn {
     #[napi]
     pub fn abort(&self) {
         self.control.request_abort();
+    }
+
+    /// Hands `inputJson` (JSON text of an item array) to the running turn. Invalid items throw
+    /// `InvalidArg` naming the item; the promise resolves with `null` once the server took it,
+    /// else with the JSON text of the refusal (`TURN_NOT_STEERABLE`, `TURN_ENDED`).
+    #[napi(ts_return_type = "Promise<string | null>")]
+    pub fn steer<'env>(&self, env: &'env Env, input_json: String) -> Result<PromiseRaw<'env, Option<String>>> {
+        let input = rennet_codex::user_input::steer_input(&input_json, self.locus.as_ref())
+            .map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+        let answered = self.control.steer(input);
+        env.spawn_future(async move { Ok(rennet_codex::control::steer_refusal(answered.await)) })
     }
 
     /// The consumer left: queued and future events are dropped; the outcome still resolves.

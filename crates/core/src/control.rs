@@ -1,9 +1,46 @@
 //! What the caller asks of a running turn, beside reading its events: abort it (politely:
-//! `turn/interrupt`, then kill after the grace) or kill it (no grace: nobody is left to see
-//! the end). The binding raises these; the runner waits on them.
+//! `turn/interrupt`, then kill after the grace), kill it (no grace: nobody is left to see
+//! the end), or steer it (more input for the running turn). The binding raises these; the
+//! runner waits on them.
 
+use crate::protocol::RpcError;
+use crate::user_input::InputItem;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tokio::sync::Notify;
+use std::sync::Mutex;
+use tokio::sync::{mpsc, oneshot, Notify};
+
+/// More input for the running turn, and who waits for the server's word on it.
+pub struct Steer {
+    pub input: Vec<InputItem>,
+    /// `Ok`: the server took it; `Err`: it refused (its error verbatim). Dropped unanswered:
+    /// the turn ended (or is ending) first.
+    pub answer: oneshot::Sender<Result<(), RpcError>>,
+}
+
+/// How a steer ended for the caller: `None` when the server took it, else the JSON text of
+/// `{code, message, detail}` (`TURN_NOT_STEERABLE` with the server's error verbatim, or
+/// `TURN_ENDED`).
+pub fn steer_refusal(answer: Result<Result<(), RpcError>, oneshot::error::RecvError>) -> Option<String> {
+    let refusal = match answer {
+        Ok(Ok(())) => return None,
+        Ok(Err(error)) => serde_json::json!({
+            "code": "TURN_NOT_STEERABLE",
+            "message": error.message,
+            "detail": {"code": error.code, "message": error.message, "data": error.data},
+        }),
+        Err(_) => serde_json::json!({
+            "code": "TURN_ENDED",
+            "message": "the turn has ended (or is ending): the input was not sent",
+        }),
+    };
+    Some(refusal.to_string())
+}
+
+/// The steers on their way to the runner: open until the turn ends.
+struct Steering {
+    sender: Option<mpsc::UnboundedSender<Steer>>,
+    receiver: Option<mpsc::UnboundedReceiver<Steer>>,
+}
 
 /// A running turn's two ends at its caller: where its events go, and what the caller asks.
 #[derive(Clone, Copy)]
@@ -12,15 +49,53 @@ pub struct Caller<'a> {
     pub control: &'a Control,
 }
 
-#[derive(Default)]
 pub struct Control {
     abort: Signal,
     kill: Signal,
+    steering: Mutex<Steering>,
+}
+
+impl Default for Control {
+    fn default() -> Self {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        Control {
+            abort: Signal::default(),
+            kill: Signal::default(),
+            steering: Mutex::new(Steering { sender: Some(sender), receiver: Some(receiver) }),
+        }
+    }
 }
 
 impl Control {
     pub fn new() -> Control {
         Control::default()
+    }
+
+    fn steering(&self) -> std::sync::MutexGuard<'_, Steering> {
+        self.steering.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hands `input` to the runner. The receiver learns whether the server took it; it is
+    /// closed unanswered when the turn ended (or is ending) first, and at once after the end.
+    pub fn steer(&self, input: Vec<InputItem>) -> oneshot::Receiver<Result<(), RpcError>> {
+        let (answer, answered) = oneshot::channel();
+        if let Some(sender) = &self.steering().sender {
+            // A closed channel drops the steer, and with it `answer`.
+            let _ = sender.send(Steer { input, answer });
+        }
+        answered
+    }
+
+    /// The steers for the runner; `None` once taken.
+    pub fn take_steers(&self) -> Option<mpsc::UnboundedReceiver<Steer>> {
+        self.steering().receiver.take()
+    }
+
+    /// The turn is over: every steer waiting, and every later one, is answered "ended".
+    pub fn end_steering(&self) {
+        let mut steering = self.steering();
+        steering.sender = None;
+        steering.receiver = None;
     }
 
     pub fn request_abort(&self) {

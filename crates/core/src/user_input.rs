@@ -78,6 +78,13 @@ pub fn from_options(
     }
 }
 
+/// The input of a steer (JSON text of an item array); errors name the item as `input[i]`.
+pub fn steer_input(json: &str, locus: Option<&Locus>) -> Result<Vec<InputItem>, OptionsError> {
+    let items: Vec<RawItem> = crate::input::from_json(json)
+        .map_err(|e| OptionsError(e.0.replacen("options", "input", 1).replacen("input.[", "input[", 1)))?;
+    items_of(items, "input", locus)
+}
+
 /// Checks `items`; errors name the item as `{path}[i]`.
 pub fn items_of(items: Vec<RawItem>, path: &str, locus: Option<&Locus>) -> Result<Vec<InputItem>, OptionsError> {
     if items.is_empty() {
@@ -173,6 +180,16 @@ mod tests {
         assert_eq!(url, "options.input[0].url must be an http(s) or data: URL");
         assert!(err(json!([{"type": "image", "url": "https://"}])).ends_with("http(s) or data: URL"));
         assert!(err(json!([{"type": "image", "url": "x", "detail": "ultra"}])).contains("[0]"));
+    }
+
+    #[test]
+    fn a_steer_names_its_items() {
+        assert_eq!(steer_input(r#"[{"type":"text","text":"more"}]"#, None).unwrap(), vec![InputItem::text("more")]);
+        let e = steer_input(r#"[{"type":"text","text":"a"},{"type":"image","url":"ftp://x"}]"#, None).unwrap_err().0;
+        assert_eq!(e, "input[1].url must be an http(s) or data: URL");
+        let e = steer_input(r#"[{"type":"video"}]"#, None).unwrap_err().0;
+        assert!(e.starts_with("input[0]"), "{e}");
+        assert!(steer_input("[]", None).unwrap_err().0.starts_with("input must hold"));
     }
 
     #[test]

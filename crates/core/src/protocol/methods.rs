@@ -52,6 +52,7 @@ methods! {
     TURN_START = "turn/start", ClientRequest, TurnStart<'_> => TurnStartResult;
     // An acknowledgement: `turn/completed` says how the turn ended.
     TURN_INTERRUPT = "turn/interrupt", ClientRequest, TurnInterrupt<'_> => serde::de::IgnoredAny;
+    TURN_STEER = "turn/steer", ClientRequest, TurnSteer<'_> => TurnSteerResult;
     // Read as values: the isolation checks fail closed on any shape they do not expect, and
     // report the part that was wrong (never the rest: the configuration can hold credentials).
     CONFIG_READ = "config/read", ClientRequest, ConfigRead<'_> => serde_json::Value;

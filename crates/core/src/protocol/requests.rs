@@ -131,6 +131,21 @@ pub struct TurnInterrupt<'a> {
     pub turn_id: &'a str,
 }
 
+/// More input for the running turn; refused unless `expected_turn_id` is the active turn.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSteer<'a> {
+    pub thread_id: &'a str,
+    pub input: &'a [InputItem],
+    pub expected_turn_id: &'a str,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSteerResult {
+    pub turn_id: String,
+}
+
 /// The effective configuration for a directory, project layers included.
 #[derive(Serialize, Debug)]
 pub struct ConfigRead<'a> {

@@ -97,6 +97,8 @@ pub async fn run(options: TurnOptions, stream: Arc<EventStream>, control: Arc<Co
     let span = tracing::info_span!("turn", turnKey = %key, pid = Empty, threadId = Empty, turnId = Empty);
     async move {
         let terminal = start_and_drive(&options, &stream, &control, &key).await;
+        // Also where the turn never reached its frame loop (a spawn failure, an early abort).
+        control.end_steering();
         // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
         let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
         let code = terminal.failure.as_ref().map(|f| f.code.as_str());

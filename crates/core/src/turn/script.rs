@@ -8,14 +8,14 @@ use super::ending::{self, Ending};
 use super::policy;
 use super::state::TurnState;
 use crate::account;
-use crate::control::{Caller, Control};
+use crate::control::{Caller, Control, Steer};
 use crate::events::{DiagnosticSource, HarnessEvent, PassthroughReason};
 use crate::isolation;
 use crate::options::{Access, TurnOptions};
 use crate::protocol::{
     method, AccountRead, ApprovalPolicy, CompletedTurn, ConfigRead, ExperimentalFeatureList, Initialize,
     McpServerStatusList, Page, Reply, Request, RpcError, SandboxPolicy, ServerCall, ThreadResume, ThreadSandbox,
-    ThreadStart, TurnInterrupt, TurnStart,
+    ThreadStart, TurnInterrupt, TurnStart, TurnSteer,
 };
 use crate::rpc::{Connection, Received};
 use crate::stream::EventStream;
@@ -23,6 +23,7 @@ use crate::transport::FrameError;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 /// Pages read of a paginated list before the answer counts as endless.
@@ -48,6 +49,12 @@ pub(super) struct Session<'a, R, W> {
     /// changes, since arming a timer for every frame would cost more than the frame.
     timer: Timer,
     scratch: Vec<HarnessEvent>,
+    /// Steers from the caller; `None` once the caller's side closed.
+    steers: Option<mpsc::UnboundedReceiver<Steer>>,
+    /// Steers that came before the turn had an id, sent once it has one.
+    held_steers: Vec<Steer>,
+    /// `turn/steer` requests sent, and who waits for each one's answer.
+    sent_steers: Vec<(i64, oneshot::Sender<Result<(), RpcError>>)>,
 }
 
 /// What woke the frame loop. Reads are nearly every wake.
@@ -57,6 +64,7 @@ enum Wake {
     Abort,
     Deadline,
     Room,
+    Steer(Option<Steer>),
     Read(Result<Received, FrameError>),
 }
 
@@ -82,6 +90,9 @@ where
             interrupt_deadline: None,
             timer: Timer::new(),
             scratch: Vec::new(),
+            steers: caller.control.take_steers(),
+            held_steers: Vec::new(),
+            sent_steers: Vec::new(),
         }
     }
 
@@ -96,6 +107,12 @@ where
         }
         // Events held back for a larger batch must not wait for the end.
         self.stream.release();
+        // Steers still waiting, and any later one, are answered "ended" now, not after the tree.
+        self.answer_sent_steers();
+        self.control.end_steering();
+        self.steers = None;
+        self.held_steers.clear();
+        self.sent_steers.clear();
         ending
     }
 
@@ -287,6 +304,9 @@ where
             if let Some(completed) = self.state.take_completion() {
                 break Err(self.completed(completed));
             }
+            if !(self.held_steers.is_empty() && self.sent_steers.is_empty()) {
+                self.settle_steers().await;
+            }
             let reading = self.stream.may_read(self.conn.has_buffered_line(), std::time::Instant::now());
             let release_at = reading.release_at.map(Instant::from_std);
             self.timer
@@ -297,6 +317,7 @@ where
                 _ = self.control.aborted(), if !self.abort_seen => Wake::Abort,
                 _ = self.timer.fired() => Wake::Deadline,
                 _ = self.stream.room(), if !reading.room => Wake::Room,
+                steer = next_steer(&mut self.steers), if self.steers.is_some() => Wake::Steer(steer),
                 received = self.conn.receive(), if reading.room => Wake::Read(received),
             };
             match wake {
@@ -320,6 +341,8 @@ where
                     }
                 }
                 Wake::Room => {}
+                Wake::Steer(Some(steer)) => self.on_steer(steer),
+                Wake::Steer(None) => self.steers = None,
                 Wake::Read(Ok(received)) => {
                     if let Some(ending) = self.on_received(received).await {
                         break Err(ending);
@@ -331,6 +354,49 @@ where
         // Events held back for a larger batch must not wait for the next read (or the end).
         self.stream.release();
         outcome
+    }
+
+    /// A steer waits for the turn's id; once the turn completed, or an abort was asked for, it
+    /// is answered "ended" (dropped) and nothing is sent.
+    fn on_steer(&mut self, steer: Steer) {
+        if self.abort_seen || self.state.is_completed() {
+            return;
+        }
+        self.held_steers.push(steer);
+    }
+
+    /// Sends the held steers once the turn has an id, and hands each sent one its answer.
+    async fn settle_steers(&mut self) {
+        if self.abort_seen || self.state.is_completed() {
+            self.held_steers.clear();
+        }
+        if let (Some(thread_id), Some(turn_id)) = (self.state.thread_id(), self.state.turn_id()) {
+            let (thread_id, turn_id) = (thread_id.to_string(), turn_id.to_string());
+            for steer in std::mem::take(&mut self.held_steers) {
+                let request = TurnSteer { thread_id: &thread_id, input: &steer.input, expected_turn_id: &turn_id };
+                // Its answer decides nothing of the turn: no deadline, and an error is the
+                // caller's refusal, not the turn's failure.
+                if let Ok(id) = self.conn.request(&request, None, self.give_way(None)).await {
+                    self.sent_steers.push((id, steer.answer));
+                }
+            }
+        }
+        self.answer_sent_steers();
+    }
+
+    /// Hands each sent steer whose answer came its answer.
+    fn answer_sent_steers(&mut self) {
+        let mut waiting = Vec::with_capacity(self.sent_steers.len());
+        for (id, answer) in std::mem::take(&mut self.sent_steers) {
+            match self.conn.answer(id) {
+                Some(result) => {
+                    // The server's refusal verbatim; what it accepted needs no more words.
+                    let _ = answer.send(result.map(|_| ()));
+                }
+                None => waiting.push((id, answer)),
+            }
+        }
+        self.sent_steers = waiting;
     }
 
     /// Abort: before the turn id exists, kill at once; after, interrupt and wait for the grace.
@@ -399,6 +465,13 @@ where
                 _ = sleep_until(until) => {}
             }
         }
+    }
+}
+
+async fn next_steer(steers: &mut Option<mpsc::UnboundedReceiver<Steer>>) -> Option<Steer> {
+    match steers {
+        Some(steers) => steers.recv().await,
+        None => std::future::pending().await,
     }
 }
 

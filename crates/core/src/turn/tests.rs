@@ -612,7 +612,11 @@ async fn a_login_report_that_does_not_stop_the_turn() {
         ("a custom model provider", json!({}), json!({"account": null, "requiresOpenaiAuth": false})),
         ("logged in", json!({}), json!({"account": {"type": "apiKey"}, "requiresOpenaiAuth": true})),
         // Older Codex: the method is unknown.
-        ("no account/read", json!({}), json!({"error": {"code": -32600, "message": "Invalid request: unknown variant `account/read`"}})),
+        (
+            "no account/read",
+            json!({}),
+            json!({"error": {"code": -32600, "message": "Invalid request: unknown variant `account/read`"}}),
+        ),
         ("not found", json!({}), json!({"error": {"code": -32601, "message": "method not found"}})),
     ] {
         let r = run(json!({"env": env}), move |mut p| async move {
@@ -653,6 +657,61 @@ async fn input_items_reach_turn_start_in_order() {
     })
     .await;
     assert_eq!(r.terminal["status"], "completed", "{}", r.terminal);
+}
+
+#[tokio::test]
+async fn steers_reach_the_running_turn_and_never_change_its_end() {
+    use crate::user_input::InputItem;
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        // Before the turn has an id: held until it has one.
+        let early = p.control.steer(vec![InputItem::text("first")]);
+        let turn = p.expect("turn/start").await;
+        p.respond(&turn, json!({"turn": {"id": TURN, "items": [], "status": "inProgress"}})).await;
+        let steer = p.expect("turn/steer").await;
+        assert_eq!(
+            steer["params"],
+            json!({"threadId": THREAD, "expectedTurnId": TURN,
+                   "input": [{"type": "text", "text": "first", "text_elements": []}]})
+        );
+        p.respond(&steer, json!({"turnId": TURN})).await;
+        assert_eq!(early.await.unwrap(), Ok(()));
+        // Refused: the server's error verbatim, and the turn goes on.
+        let refused = p.control.steer(vec![InputItem::text("second")]);
+        let steer = p.expect("turn/steer").await;
+        let error = json!({"code": -32600, "message": "cannot steer a review turn"});
+        p.send(json!({"id": steer["id"], "error": error})).await;
+        let refusal = refused.await.unwrap().unwrap_err();
+        assert_eq!((refusal.code, refusal.message.as_str()), (-32600, "cannot steer a review turn"));
+        p.message("msg_1", "Done").await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+        // After the end: answered "ended" at once, and nothing is sent.
+        assert!(p.control.steer(vec![InputItem::text("late")]).await.is_err());
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed", "{}", r.terminal);
+    assert_eq!(r.terminal["finalMessage"], "Done");
+    assert_eq!(r.received.iter().filter(|m| m["method"] == "turn/steer").count(), 2);
+}
+
+#[tokio::test]
+async fn a_steer_after_an_abort_is_ended_and_not_sent() {
+    use crate::user_input::InputItem;
+    let r = run(json!({"interruptGraceMs": 2000}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.abort_after_pending_frames().await;
+        p.control.request_abort();
+        let interrupt = p.expect("turn/interrupt").await;
+        assert!(p.control.steer(vec![InputItem::text("too late")]).await.is_err());
+        p.respond(&interrupt, json!({})).await;
+        p.complete("interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "cancelled", "{}", r.terminal);
+    assert!(r.received.iter().all(|m| m["method"] != "turn/steer"));
 }
 
 #[tokio::test]
