@@ -1,6 +1,7 @@
-// Real `codex app-server` (pinned @openai/codex) against the loopback mock Responses API: what a
-// turn is given besides a prompt — images, a steer while it runs — and a turn nobody can
-// authenticate.
+// Real `codex app-server` (pinned @openai/codex, or RENNET_TEST_CODEX_BIN: `pnpm compat` runs this
+// file per version) against the loopback mock Responses API: what a turn is given besides a
+// prompt — images, a steer while it runs — and a turn nobody can authenticate. The column of a
+// test in the compat table is its title up to the colon.
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { runTurn, SteerError } from '../../index.js'
 import type { HarnessEvent, Turn } from '../../index.js'
 import { codexUnderTest, createGitCwd, isolatedEnv } from '../../testing/codex-home.js'
-import { hangingMessage, messageResponse } from '../../testing/mock-responses.js'
+import { checkpoint, messageResponse, sse } from '../../testing/mock-responses.js'
 import { runRealTurn } from './harness.js'
 
 // A 1×1 PNG.
@@ -26,7 +27,7 @@ function userParts(body: any): Array<{ type: string; text?: string; image_url?: 
 }
 
 describe('real codex app-server: input items, steering, login', () => {
-  it('sends a localImage to the model as an input_image of the file, after the text', async () => {
+  it('image: a localImage reaches the model as an input_image of the file, after the text', async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-image-')))
     try {
       const path = join(dir, 'dot.png')
@@ -48,14 +49,22 @@ describe('real codex app-server: input items, steering, login', () => {
     }
   })
 
-  it('steers a running turn: the steered text reaches the next model request and the turn completes', async () => {
+  it('steer: the steered text reaches the next model request and the turn completes', async () => {
     let steered: Promise<unknown> | null = null
     let running: Turn | null = null
+    let settled!: () => void
+    const steerSettled = new Promise<void>((resolve) => (settled = resolve))
+    // The first response is still streaming when the steer arrives, and waits for Codex's
+    // answer to it: 0.171.0 then drops it and asks the model again with the steered text;
+    // older versions finish it first and then ask again.
+    const first = messageResponse(['Hello', ' there'], { id: 'resp_1', itemId: 'msg_1' })
+    const cut = first.findIndex((e: any) => e.type === 'response.output_text.delta') + 1
     const r = await runRealTurn({
       prompt: 'Write a greeting.',
-      // The first response is still streaming when the steer arrives; Codex drops it and asks
-      // the model again with the steered text.
-      scenario: [hangingMessage({ id: 'resp_1', itemId: 'msg_1' }), messageResponse(['Good ', 'day'], { id: 'resp_2', itemId: 'msg_2' })],
+      scenario: [
+        sse([...first.slice(0, cut), checkpoint(() => steerSettled), ...first.slice(cut)]),
+        messageResponse(['Good ', 'day'], { id: 'resp_2', itemId: 'msg_2' }),
+      ],
       onEvent(ev: HarnessEvent, ctx) {
         if (ev.type === 'messageDelta' && steered === null) {
           running = ctx.turn
@@ -63,6 +72,7 @@ describe('real codex app-server: input items, steering, login', () => {
             () => 'accepted',
             (e) => e,
           )
+          steered.finally(settled)
         }
       },
     })
@@ -81,7 +91,7 @@ describe('real codex app-server: input items, steering, login', () => {
     expect(late.code).toBe('TURN_ENDED')
   })
 
-  it('a turn nobody can authenticate ends AUTH_REQUIRED before its thread, instead of retrying', async () => {
+  it('login: a turn nobody can authenticate ends AUTH_REQUIRED before its thread, instead of retrying', async () => {
     const root = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-nologin-')))
     const cwd = createGitCwd()
     try {
