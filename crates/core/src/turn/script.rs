@@ -307,18 +307,16 @@ where
             if !(self.held_steers.is_empty() && self.sent_steers.is_empty()) {
                 self.settle_steers().await;
             }
-            let reading = self.stream.may_read(self.conn.has_buffered_line(), std::time::Instant::now());
-            let release_at = reading.release_at.map(Instant::from_std);
-            self.timer
-                .set([self.conn.next_deadline(), self.interrupt_deadline, release_at].into_iter().flatten().min());
+            let room = self.stream.may_read(self.conn.has_buffered_line());
+            self.timer.set([self.conn.next_deadline(), self.interrupt_deadline].into_iter().flatten().min());
             let wake = tokio::select! {
                 biased;
                 _ = self.control.killed() => Wake::Kill,
                 _ = self.control.aborted(), if !self.abort_seen => Wake::Abort,
                 _ = self.timer.fired() => Wake::Deadline,
-                _ = self.stream.room(), if !reading.room => Wake::Room,
+                _ = self.stream.room(), if !room => Wake::Room,
                 steer = next_steer(&mut self.steers), if self.steers.is_some() => Wake::Steer(steer),
-                received = self.conn.receive(), if reading.room => Wake::Read(received),
+                received = self.conn.receive(), if room => Wake::Read(received),
             };
             match wake {
                 Wake::Kill => break Err(Ending::Kill),
@@ -330,9 +328,6 @@ where
                 }
                 Wake::Deadline => {
                     let now = Instant::now();
-                    if release_at.is_some_and(|at| at <= now) {
-                        self.stream.release();
-                    }
                     if self.interrupt_deadline.is_some_and(|d| d <= now) {
                         break Err(Ending::Kill);
                     }
