@@ -2,5 +2,5 @@
 // `UtilityError` checks with `instanceof` hold whichever way the package was loaded.
 import api from './index.js'
 
-export const { runTurn, runUtility, discoverCodex, setLogger, UtilityError, SteerError } = api
+export const { runTurn, prepareTurn, runUtility, discoverCodex, setLogger, UtilityError, SteerError } = api
 export default api
