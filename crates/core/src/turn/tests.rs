@@ -215,6 +215,24 @@ impl Run {
     }
 }
 
+/// `drive` over the fake process and pipes; panics if the turn does not end within 10 s.
+async fn drive_fake(
+    reader: DuplexStream,
+    writer: DuplexStream,
+    process: FakeProcess,
+    options: &options::TurnOptions,
+    stream: &EventStream,
+    control: &Control,
+) -> crate::events::Terminal {
+    let caller = Caller { events: stream, control };
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        drive(reader, writer, process, options, "/bin/fake-codex", "t-test", caller),
+    )
+    .await
+    .expect("the turn ended")
+}
+
 async fn run<F, Fut>(options: Value, script: F) -> Run
 where
     F: FnOnce(Peer) -> Fut,
@@ -244,20 +262,7 @@ where
     let opts = if prepared { options::parse_prepared(&opts.to_string()) } else { options::parse(&opts.to_string()) };
     let opts = opts.unwrap();
     let process = FakeProcess { exited, exit_code, ended: ended.clone() };
-    let terminal = tokio::time::timeout(
-        Duration::from_secs(10),
-        drive(
-            client_read,
-            client_write,
-            process,
-            &opts,
-            "/bin/fake-codex",
-            "t-test",
-            Caller { events: &stream, control: &control },
-        ),
-    )
-    .await
-    .expect("the turn ended");
+    let terminal = drive_fake(client_read, client_write, process, &opts, &stream, &control).await;
     stream.finish(terminal);
     let mut events = Vec::new();
     while let Some(batch) = stream.next_batch().await {
