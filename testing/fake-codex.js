@@ -83,7 +83,9 @@ function checkScript(script) {
   if (!isObject(script)) fail('', 'must be an object')
   if (script.steps !== undefined && !Array.isArray(script.steps)) fail('.steps', 'must be an array')
   checkSteps(script.steps ?? [], '.steps')
-  oneOf('.interrupt', script.interrupt, ['honour', 'ignore', 'exit'])
+  if (script.interrupt !== undefined && !['honour', 'ignore', 'exit'].includes(script.interrupt)) {
+    fail('.interrupt', `must be 'honour', 'ignore' or 'exit'`)
+  }
   for (const [method, answer] of Object.entries(script.answer ?? {})) {
     if (!HANDSHAKE.includes(method)) fail(`.answer`, `names ${JSON.stringify(method)}; it can answer ${HANDSHAKE.join(', ')}`)
     const ok = answer === 'never' || answer === 'twice' || (isObject(answer) && (isObject(answer.error) || (Number.isFinite(answer.delayMs) && answer.delayMs >= 0)))
