@@ -96,7 +96,7 @@ describe('abort after turn/started', () => {
   })
 
   it('kills after interruptGraceMs when the server ignores the interrupt', async () => {
-    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 300, fake: { FAKE_INTERRUPT: 'ignore' } })
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 300, fake: { interrupt: 'ignore' } })
     let abortedAt = 0
     const events = await within(
       collect(turn, (e) => {

@@ -1,5 +1,5 @@
 // Every terminal failure source the fake can provoke: jsonrpc, parse, exit, spawn.
-import { chmodSync, existsSync, writeFileSync } from 'node:fs'
+import { chmodSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
@@ -7,9 +7,10 @@ import {
   THREAD_ID,
   TURN_ID,
   assertOneTerminalLast,
+  banner,
   cleanupFakes,
   collect,
-  fakeCodexPath,
+  writeFake,
   fakeRun,
   tempDir,
   types,
@@ -90,12 +91,13 @@ describe('jsonrpc failures', () => {
 })
 
 describe('preamble and parse failures', () => {
-  const banner = (i: number, n: number) => `fake banner line ${i} of ${n}`
   const preambleEvents = (n: number, total = n) =>
-    Array.from({ length: n }, (_, i) => ({ type: 'diagnostic', source: 'preamble', line: banner(i + 1, total) }))
+    banner(total)
+      .slice(0, n)
+      .map((line) => ({ type: 'diagnostic', source: 'preamble', line }))
 
   it('surfaces banner lines before the first frame as diagnostics and runs the turn', async () => {
-    const { events, terminal } = await fakeRun('minimal', { fake: { FAKE_PREAMBLE: '3' } })
+    const { events, terminal } = await fakeRun('minimal', { fake: { preamble: banner(3) } })
     expect(events.slice(0, 3)).toEqual(preambleEvents(3))
     expect(types(events)).toEqual([
       'diagnostic',
@@ -116,14 +118,14 @@ describe('preamble and parse failures', () => {
   })
 
   it('tolerates exactly 20 preamble lines', async () => {
-    const { events, terminal } = await fakeRun('minimal', { fake: { FAKE_PREAMBLE: '20' } })
+    const { events, terminal } = await fakeRun('minimal', { fake: { preamble: banner(20) } })
     expect(events.filter((e) => e.type === 'diagnostic')).toEqual(preambleEvents(20))
     expect(terminal.status).toBe('completed')
   })
 
   for (const n of [21, 50]) {
     it(`fails with PREAMBLE_TOO_LONG on ${n} preamble lines`, async () => {
-      const { events, terminal, log } = await fakeRun('minimal', { fake: { FAKE_PREAMBLE: String(n) } })
+      const { events, terminal, log } = await fakeRun('minimal', { fake: { preamble: banner(n) } })
       expect(events).toEqual([...preambleEvents(20, n), terminal])
       expect(terminal).toEqual({
         type: 'terminal',
@@ -218,16 +220,11 @@ describe('spawn failures', () => {
 
   it('reports CWD_NOT_FOUND for a missing working directory, without starting the child', async () => {
     const dir = tempDir()
-    const log = join(dir, 'fake.log')
-    const turn = runTurn({
-      prompt: 'hi',
-      cwd: join(dir, 'does', 'not', 'exist'),
-      codexPath: fakeCodexPath(dir),
-      env: { FAKE_LOG: log, FAKE_SCENARIO: 'minimal' },
-    })
+    const { codexPath, log } = writeFake('minimal', {}, dir)
+    const turn = runTurn({ prompt: 'hi', cwd: join(dir, 'does', 'not', 'exist'), codexPath })
     const terminal = await within(turn.outcome, 5000, 'outcome')
     expectSpawnFailure(terminal, 'CWD_NOT_FOUND')
-    expect(existsSync(log)).toBe(false)
+    expect(log.runs()).toEqual([])
   })
 
   it('resolves outcome without anyone iterating', async () => {

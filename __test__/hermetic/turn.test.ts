@@ -15,6 +15,7 @@ import {
   fakeRun,
   fakeTurn,
   nativeOf,
+  scenarios,
   types,
   usageOf,
   within,
@@ -282,7 +283,7 @@ describe('structured output', () => {
 
   it('sends the schema on turn/start and parses a JSON final message', async () => {
     const text = '{"answer":"42"}'
-    const { terminal, log } = await fakeRun('minimal', { outputSchema: schema, fake: { FAKE_TEXT: text } })
+    const { terminal, log } = await fakeRun(scenarios.minimal(text), { outputSchema: schema })
     expect(log.request('turn/start').params.outputSchema).toEqual(schema)
     expect(terminal).toEqual({
       type: 'terminal',
@@ -298,7 +299,7 @@ describe('structured output', () => {
 
   it('fails with STRUCTURED_OUTPUT_INVALID when the final message is not JSON', async () => {
     const text = 'The answer is 42.'
-    const { events, terminal } = await fakeRun('minimal', { outputSchema: schema, fake: { FAKE_TEXT: text } })
+    const { events, terminal } = await fakeRun(scenarios.minimal(text), { outputSchema: schema })
     assertOneTerminalLast(events)
     expect(terminal).toEqual({
       type: 'terminal',
@@ -318,7 +319,7 @@ describe('structured output', () => {
   })
 
   it('leaves a JSON-looking message alone without a schema', async () => {
-    const { terminal } = await fakeRun('minimal', { fake: { FAKE_TEXT: '{"answer":"42"}' } })
+    const { terminal } = await fakeRun(scenarios.minimal('{"answer":"42"}'))
     expect(terminal.status).toBe('completed')
     expect(terminal.finalMessage).toBe('{"answer":"42"}')
     expect(terminal.structuredOutput).toBeUndefined()
@@ -445,8 +446,8 @@ describe('foreign frames', () => {
 describe('throughput', () => {
   it('delivers a burst of 20,000 deltas complete and in order', async () => {
     const n = 20_000
-    const { events, terminal } = await fakeRun('burst', { fake: { FAKE_BURST: String(n) } })
-    const expected = Array.from({ length: n }, (_, i) => `${i},`)
+    const { events, terminal } = await fakeRun(scenarios.burst(n))
+    const expected = Array.from({ length: n }, (_, i) => String(i))
     const deltas = events.filter((e) => e.type === 'messageDelta').map((e) => (e as { delta: string }).delta)
     expect(deltas.length).toBe(n)
     expect(deltas).toEqual(expected)
@@ -457,10 +458,10 @@ describe('throughput', () => {
 
   it('resolves outcome for a 20,000-delta turn when nobody iterates', async () => {
     const n = 20_000
-    const { turn } = fakeTurn('burst', { fake: { FAKE_BURST: String(n) } })
+    const { turn } = fakeTurn(scenarios.burst(n))
     const terminal = await within(turn.outcome, 15_000, 'turn.outcome')
     expect(terminal.type).toBe('terminal')
     expect(terminal.status).toBe('completed')
-    expect(terminal.finalMessage).toBe(Array.from({ length: n }, (_, i) => `${i},`).join(''))
+    expect(terminal.finalMessage).toBe(Array.from({ length: n }, (_, i) => String(i)).join(''))
   })
 })
