@@ -13,15 +13,16 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { runTurn, type HarnessEvent, type RunTurnOptions } from '../../index.js'
-import { FAKE, FakeLog, collect, within } from '../support/fake.js'
+import { FakeLog, collect, within, writeFake } from '../support/fake.js'
+import type { FakeGrandchild } from '../../testing/index.js'
 import { eventually, isRunning, runningInGroup } from '../support/procs.js'
 import { DEATHS, Host } from './host.js'
 
 const onMac = process.platform === 'darwin'
 if (!onMac) console.log(`macOS lifecycle tests skipped: they run on macOS only (this is ${process.platform})`)
 
-const GRANDCHILDREN = ['ignore', 'pgroup', 'session']
-const WEDGED = { FAKE_INTERRUPT: 'ignore', FAKE_LINGER: '1', FAKE_IGNORE_SIGTERM: '1' }
+const GRANDCHILDREN: FakeGrandchild[] = ['ignore', 'pgroup', 'session']
+const WEDGED = { interrupt: 'ignore', linger: true, ignoreSigterm: true } as const
 /** Generous bounds for a loaded machine: they only stop a broken test from hanging. */
 const BOUND_MS = 20_000
 
@@ -46,14 +47,8 @@ afterEach(async () => {
 function turnOptions(): { options: RunTurnOptions; log: FakeLog } {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-macos-')))
   dirs.push(dir)
-  const log = new FakeLog(join(dir, 'fake.log'))
-  const options: RunTurnOptions = {
-    prompt: 'Say hello.',
-    cwd: dir,
-    codexPath: FAKE,
-    interruptGraceMs: 500,
-    env: { FAKE_SCENARIO: 'hang', FAKE_LOG: log.path, FAKE_GRANDCHILD: GRANDCHILDREN.join(','), ...WEDGED },
-  }
+  const { codexPath, log } = writeFake('hang', { grandchildren: GRANDCHILDREN, ...WEDGED }, dir)
+  const options: RunTurnOptions = { prompt: 'Say hello.', cwd: dir, codexPath, interruptGraceMs: 500 }
   return { options, log }
 }
 

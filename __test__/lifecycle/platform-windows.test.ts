@@ -6,8 +6,7 @@
 // `process.kill(pid, 0)`.
 //
 // The test kit's fake (`writeFakeCodex`) leaves when its stdin closes, as Codex does, so a turn
-// that ends it proves little about killing; the suite's own fake app-server with FAKE_LINGER=1
-// (behind a `.cmd` of the same form) does not, and only a kill ends it.
+// that ends it proves little about killing; with `linger` it stays, and only a kill ends it.
 //
 // Runs on Windows only (CI's Windows job); elsewhere the suite is skipped and says so.
 import { execFileSync } from 'node:child_process'
@@ -18,7 +17,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { runTurn, type HarnessEvent, type RunTurnOptions } from '../../index.js'
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
-import { FakeLog, assertOneTerminalLast, collect, fakeCodexPath, within } from '../support/fake.js'
+import { FakeLog, assertOneTerminalLast, collect, within, writeFake, type ScenarioName } from '../support/fake.js'
+import type { FakeCodexScript } from '../../testing/index.js'
 import { eventually, isRunning } from '../support/procs.js'
 import { Host } from './host.js'
 
@@ -53,15 +53,13 @@ function tempDir(): string {
 }
 
 /**
- * A turn of the suite's fake app-server behind `codex.cmd`, ignoring the interrupt and staying
- * when its stdin closes (`fake`: more FAKE_* variables).
+ * A turn of the fake behind `codex.cmd` playing `scenario`, ignoring the interrupt and staying
+ * when its stdin closes (`fake`: more of its script).
  */
-function lingeringTurn(scenario: string, fake: Record<string, string> = {}): { options: RunTurnOptions; log: FakeLog } {
+function lingeringTurn(scenario: ScenarioName, fake: FakeCodexScript = {}): { options: RunTurnOptions; log: FakeLog } {
   const dir = tempDir()
-  const codexPath = fakeCodexPath(dir)
-  const log = new FakeLog(join(dir, 'fake.log'))
-  const env = { FAKE_SCENARIO: scenario, FAKE_LOG: log.path, FAKE_INTERRUPT: 'ignore', FAKE_LINGER: '1', ...fake }
-  return { options: { prompt: 'Say hello.', cwd: dir, codexPath, interruptGraceMs: 500, env }, log }
+  const { codexPath, log } = writeFake(scenario, { interrupt: 'ignore', linger: true, ...fake }, dir)
+  return { options: { prompt: 'Say hello.', cwd: dir, codexPath, interruptGraceMs: 500 }, log }
 }
 
 /** The pid of the fake app-server (below cmd.exe), once it has received `method`. */
@@ -132,7 +130,7 @@ describe.skipIf(!onWindows)('Windows: nothing outlives a turn (Job Objects)', ()
   })
 
   it('the host is ended by taskkill /F mid-turn: the Job Object ends the fake and the grandchild it started detached', async () => {
-    const { options, log } = lingeringTurn('hang', { FAKE_GRANDCHILD: 'detached-node' })
+    const { options, log } = lingeringTurn('hang', { grandchildren: ['detached-node'] })
     const host = new Host('SIGKILL', options)
     hosts.push(host)
     await host.until((e) => e.type === 'turnStarted', BOUND_MS)

@@ -111,7 +111,7 @@ export const scenarios = {
   /** `count` approval requests in one write; the turn completes once every one is answered (`deaf`: it stops reading its stdin first). */
   'request-burst': (count = 10_000, { deaf = false } = {}) =>
     lean([
-      ...(deaf ? [{ type: 'deaf' } as const] : []),
+      ...(deaf ? [{ type: 'deaf' } satisfies FakeStep] : []),
       { type: 'serverRequest', method: 'item/commandExecution/requestApproval', count, params: { itemId: 'call_burst', startedAtMs: 1, environmentId: 'local', command: 'true', cwd: tmpdir(), commandActions: [], availableDecisions: ['accept', 'cancel'] } },
       message(`${count} answered`),
     ]),
