@@ -175,9 +175,10 @@ function machine() {
 }
 
 /** Timestamps and process ids differ between any two runs; everything else must match. */
+/** Events without what differs between two runs of the same stream: times, pids, each worker's own fake. */
 function normalizeShapes(events) {
   return JSON.parse(JSON.stringify(events), (key, value) =>
-    ['emittedAtMs', 'startedAtMs', 'completedAtMs', 'pid'].includes(key) ? 0 : value,
+    ['emittedAtMs', 'startedAtMs', 'completedAtMs', 'startedAt', 'completedAt', 'pid', 'codexPath'].includes(key) ? 0 : value,
   )
 }
 
