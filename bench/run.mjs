@@ -2,7 +2,7 @@
 // pnpm bench [--smoke] [--only a,b] [--runs N]     (names: the keys of MEASUREMENTS, and real)
 //
 // Two suites. The fake suite measures `runTurn()` against the plain Node client of
-// baseline-client.mjs on the fake server of fake-server.mjs, side by side: every run of every
+// baseline-client.mjs on the test kit's fake in its fast mode, side by side: every run of every
 // measurement starts a fresh Node process per client (worker.mjs), and the two clients
 // alternate (addon first on even runs, baseline first on odd ones); `hostGuard` measures the
 // addon against itself with its host-death guard off. The real suite (`real`, real.mjs) runs
