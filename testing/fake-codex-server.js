@@ -668,39 +668,36 @@ class FakeCodex {
     const itemLine = (method, item, extra) =>
       JSON.stringify({ method, params: { item, ...ids, ...extra }, emittedAtMs: nowMs() })
     const started = () => itemLine('item/started', this.messageItem(message), { startedAtMs: message.startedAtMs })
-    const completed = () => {
-      this.lastMessage = this.messageItem(message, nowMs())
-      return itemLine('item/completed', this.lastMessage, { contentTokenCount: null, completedAtMs: nowMs() })
-    }
-    /** The lines of delta `i`: its message's start (and the end of the one before) first. */
+    // Not the final message of turn/completed's items: a long stream's text would go out twice.
+    this.lastMessage = null
+    const completed = () => itemLine('item/completed', this.messageItem(message, nowMs()), { contentTokenCount: null, completedAtMs: nowMs() })
+    /** The lines of delta `i`, each ending in a newline: its message's start (and the end of the one before) first. */
     const linesOf = (i, text, at) => {
-      const lines = []
+      let lines = ''
       if (i > 0 && i % perMessage === 0) {
-        lines.push(completed())
+        lines += completed() + '\n'
         const n = i / perMessage
         message = { id: `${base}.${n}`, text: '', phase: null, startedAtMs: nowMs() }
         head = prefix(n)
       }
-      if (i % perMessage === 0) lines.push(started())
+      if (i % perMessage === 0) lines += started() + '\n'
       message.text += text
-      lines.push(`${head}${text}"},"emittedAtMs":${at}}`)
-      return lines
+      return `${lines}${head}${text}"},"emittedAtMs":${at}}\n`
     }
     this.log({ event: 'wrote', what: `a stream of ${step.count || 'unbounded'} deltas` })
     const out = process.stdout
     if (!step.intervalMs && step.count > 0) {
       const chunks = []
-      let lines = []
+      let chunk = ''
       const at = nowMs()
       for (let i = 0; i < step.count; i++) {
-        lines.push(...linesOf(i, String(i), at))
-        if (lines.length >= 4096) {
-          chunks.push(Buffer.from(lines.join('\n') + '\n'))
-          lines = []
+        chunk += linesOf(i, String(i), at)
+        if (i % 4096 === 4095) {
+          chunks.push(Buffer.from(chunk))
+          chunk = ''
         }
       }
-      lines.push(completed())
-      chunks.push(Buffer.from(lines.join('\n') + '\n'))
+      chunks.push(Buffer.from(chunk + completed() + '\n'))
       for (const chunk of chunks) {
         if (this.turnDone) return 'end'
         if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve))
@@ -710,7 +707,7 @@ class FakeCodex {
     for (let i = 0; step.count === 0 || i < step.count; i++) {
       if (this.turnDone) return 'end'
       const text = step.clock ? process.hrtime.bigint().toString() : String(i)
-      out.write(linesOf(i, text, nowMs()).join('\n') + '\n')
+      out.write(linesOf(i, text, nowMs()))
       await sleep(step.intervalMs ?? 0)
     }
     if (this.turnDone) return 'end'

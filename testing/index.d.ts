@@ -87,7 +87,7 @@ export type FakeStep =
   /**
    * `count` deltas of agent messages `<id>.0`, `<id>.1`, … (`id` default `msg`; `perMessage` deltas each, default all in one), their text the
    * sequence number or with `clock` the monotonic clock in ns; `count: 0` streams until the turn ends. Without `intervalMs` they are
-   * pre-serialised and written as fast as the pipe takes them (the benchmarks' fast mode).
+   * pre-serialised and written as fast as the pipe takes them (the benchmarks' fast mode). turn/completed does not repeat them in its items.
    */
   | { type: 'stream'; count: number; id?: string; perMessage?: number; intervalMs?: number; clock?: boolean }
   /** A line on stderr (a `diagnostic` event). */
