@@ -2,36 +2,8 @@
 
 import type { RecordedRequest, ScriptedResponse } from './mock-responses.js'
 
-export {
-  sse,
-  hang,
-  closeEarly,
-  httpError,
-  usage,
-  created,
-  completed,
-  reasoningItem,
-  messageItem,
-  execCommandItem,
-  response,
-  messageResponse,
-  execCommandResponse,
-  jsonMessageResponse,
-  failedResponse,
-  functionCallOutputs,
-  start as startMockResponses,
-} from './mock-responses.js'
-export type {
-  SseEvent,
-  SseResponse,
-  HttpErrorResponse,
-  RecordedRequest,
-  ScriptedResponse,
-  MockServer,
-  SseUsage,
-  Deltas,
-  ReasoningOptions,
-} from './mock-responses.js'
+export * from './mock-responses.js'
+export { start as startMockResponses } from './mock-responses.js'
 export { codexBinaryPath, createCodexHome, createGitCwd, isolatedEnv } from './codex-home.js'
 export type { CodexHome, GitCwd } from './codex-home.js'
 
