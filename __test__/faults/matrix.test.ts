@@ -34,15 +34,17 @@ const killed = { status: 'cancelled' }
  * by the host (a turn has no time limit of its own): those cases abort once the turn is
  * underway, and the hung server ignores the interrupt too.
  */
+/** A child that is gone (or has closed its stdout) before the turn completed has exited; after, the turn stands. */
+const EXITED_UNTIL_COMPLETED: Record<Phase, object> = {
+  'before-init': exited,
+  'after-init': exited,
+  'after-thread': exited,
+  'after-ack': exited,
+  'mid-stream': exited,
+  'after-completed': completed,
+}
 const EXPECTED: Record<'exit' | 'hang' | 'garbage' | 'close-stdout', Record<Phase, object>> = {
-  exit: {
-    'before-init': exited,
-    'after-init': exited,
-    'after-thread': exited,
-    'after-ack': exited,
-    'mid-stream': exited,
-    'after-completed': completed,
-  },
+  exit: EXITED_UNTIL_COMPLETED,
   hang: {
     'before-init': timeout,
     'after-init': timeout,
@@ -60,14 +62,7 @@ const EXPECTED: Record<'exit' | 'hang' | 'garbage' | 'close-stdout', Record<Phas
     'mid-stream': malformed,
     'after-completed': completed,
   },
-  'close-stdout': {
-    'before-init': exited,
-    'after-init': exited,
-    'after-thread': exited,
-    'after-ack': exited,
-    'mid-stream': exited,
-    'after-completed': completed,
-  },
+  'close-stdout': EXITED_UNTIL_COMPLETED,
 }
 
 describe('the child exits, hangs, writes garbage or closes stdout at each phase', () => {

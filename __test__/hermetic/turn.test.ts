@@ -16,6 +16,7 @@ import {
   fakeTurn,
   nativeOf,
   scenarios,
+  terminalOf,
   types,
   usageOf,
   within,
@@ -78,15 +79,7 @@ describe('happy turn', () => {
       { type: 'usage', turn: turnUsage2, thread: usageOf(tokens2.total), contextWindow: 258400 },
       nativeOf(sent('account/rateLimits/updated')),
       nativeOf(sent('thread/status/changed', 1)),
-      ...completedThen({
-        type: 'terminal',
-        status: 'completed',
-        threadId: THREAD_ID,
-        turnId: TURN_ID,
-        finalMessage: 'Hello world',
-        usage: turnUsage2,
-        failure: null,
-      }),
+      ...completedThen(terminalOf({ finalMessage: 'Hello world', usage: turnUsage2 })),
     ])
     assertOneTerminalLast(events)
     expect(messageText(events)).toBe(terminal.finalMessage)
@@ -207,15 +200,7 @@ describe('happy turn', () => {
       'terminal',
     ])
     expect(events[1]).toEqual({ type: 'threadStarted', threadId: 'thr_resumed', resumed: true })
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: 'thr_resumed',
-      turnId: TURN_ID,
-      finalMessage: 'resumed answer',
-      usage: { input: 400, cacheRead: 120, output: 125, reasoning: 30, total: 525 },
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ threadId: 'thr_resumed', finalMessage: 'resumed answer', usage: { input: 400, cacheRead: 120, output: 125, reasoning: 30, total: 525 } }))
   })
 })
 
@@ -234,30 +219,14 @@ describe('turn/start is an acknowledgement', () => {
       'terminal',
     ])
     expect(events[2]).toEqual({ type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID })
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'early bird',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'early bird' }))
   })
 
   it('ends on the matching turn/completed without any turn/started; final message from its items', async () => {
     const { events, terminal } = await fakeRun('no-turn-started')
     assertOneTerminalLast(events)
     expect(types(events).filter((t) => t !== 'turnStarted')).toEqual(['started', 'threadStarted', 'turnCompleted', 'terminal'])
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'fallback text',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'fallback text' }))
   })
 
   // Interpretation (DESIGN is silent): the turn id is known from the turn/start response, so the
@@ -285,36 +254,23 @@ describe('structured output', () => {
     const text = '{"answer":"42"}'
     const { terminal, log } = await fakeRun(scenarios.minimal(text), { outputSchema: schema })
     expect(log.request('turn/start').params.outputSchema).toEqual(schema)
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: text,
-      structuredOutput: { answer: '42' },
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: text, structuredOutput: { answer: '42' } }))
   })
 
   it('fails with STRUCTURED_OUTPUT_INVALID when the final message is not JSON', async () => {
     const text = 'The answer is 42.'
     const { events, terminal } = await fakeRun(scenarios.minimal(text), { outputSchema: schema })
     assertOneTerminalLast(events)
-    expect(terminal).toEqual({
-      type: 'terminal',
+    expect(terminal).toEqual(terminalOf({
       status: 'failed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
       finalMessage: text,
-      usage: null,
       failure: {
         source: 'turn',
         code: 'STRUCTURED_OUTPUT_INVALID',
         message: expect.any(String),
         detail: { text },
       },
-    })
+    }))
     expect(terminal).not.toHaveProperty('structuredOutput', expect.anything())
   })
 
@@ -341,15 +297,7 @@ describe('retries', () => {
       { type: 'itemCompleted', item: log.sentMethod('item/completed')[0].params.item },
       ...completedThen(terminal),
     ])
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'Hello again',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'Hello again' }))
   })
 
   // Interpretation: DESIGN names the completed agentMessage and turn/completed items as sources;
@@ -373,13 +321,8 @@ describe('turn failure', () => {
       nativeOf(log.sentMethod('error')[0]),
       ...completedThen(terminal),
     ])
-    expect(terminal).toEqual({
-      type: 'terminal',
+    expect(terminal).toEqual(terminalOf({
       status: 'failed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: null,
-      usage: null,
       failure: {
         source: 'turn',
         code: 'TURN_FAILED',
@@ -389,7 +332,7 @@ describe('turn failure', () => {
           additionalDetails: 'more detail from the provider',
         }),
       },
-    })
+    }))
     expect(log.methods()).not.toContain('turn/interrupt')
   })
 })
@@ -430,15 +373,7 @@ describe('foreign frames', () => {
       ...completedThen(terminal),
     ])
     // The sub-agent's completed turn and the other turn's failure did not end or change ours.
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'mine only',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'mine only' }))
     expect(messageText(events)).toBe('mine only')
   })
 })

@@ -111,7 +111,7 @@ export const scenarios = {
   /** `count` approval requests in one write; the turn completes once every one is answered (`deaf`: it stops reading its stdin first). */
   'request-burst': (count = 10_000, { deaf = false } = {}) =>
     lean([
-      ...(deaf ? [{ type: 'deaf' } satisfies FakeStep] : []),
+      ...(deaf ? [{ type: 'deaf' } as const] : []),
       { type: 'serverRequest', method: 'item/commandExecution/requestApproval', count, params: { itemId: 'call_burst', startedAtMs: 1, environmentId: 'local', command: 'true', cwd: tmpdir(), commandActions: [], availableDecisions: ['accept', 'cancel'] } },
       message(`${count} answered`),
     ]),
@@ -214,7 +214,7 @@ export const scenarios = {
         })),
       },
     ]),
-} satisfies Record<string, (...args: never[]) => FakeCodexScript>
+} satisfies Record<string, (...args: any[]) => FakeCodexScript> // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export type ScenarioName = keyof typeof scenarios
 
@@ -445,7 +445,19 @@ export async function fakeRun(scenario: ScenarioName | FakeCodexScript, extra: F
  * The last two events of a turn the server completed: `turnCompleted` (the outcome as soon as
  * Codex reports it), then the same outcome as the `terminal`, once the child is gone.
  */
-export const completedThen = (terminal: Record<string, unknown>) => [{ ...terminal, type: 'turnCompleted' }, terminal]
+export const completedThen = (terminal: object) => [{ ...terminal, type: 'turnCompleted' }, terminal]
+
+/** A terminal event: completed, in the scenarios' thread and turn, with nothing more to report, but for `fields`. */
+export const terminalOf = (fields: Record<string, unknown> = {}) => ({
+  type: 'terminal',
+  status: 'completed',
+  threadId: THREAD_ID,
+  turnId: TURN_ID,
+  finalMessage: null,
+  usage: null,
+  failure: null,
+  ...fields,
+})
 
 /** Types of the events, for order assertions. */
 export const types = (events: HarnessEvent[]) => events.map((e) => e.type)
