@@ -23,7 +23,7 @@ import { cpus, loadavg, totalmem, release } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
-import { median } from './common.mjs'
+import { median, workerResult } from './common.mjs'
 import { realSuite } from './real.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -117,19 +117,7 @@ const MEASUREMENTS = {
 const REFERENCE_LABEL = { baseline: 'plain client', addonGuardOff: 'addon, guard off' }
 
 function runWorker(config) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [WORKER, JSON.stringify(config)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.on('exit', (code, signal) => {
-      const line = out.trim().split('\n').at(-1)
-      try {
-        resolve(JSON.parse(line))
-      } catch {
-        resolve({ errors: [`the worker ended (${code ?? signal}) without a result: ${out.slice(-500)}`] })
-      }
-    })
-  })
+  return workerResult(spawn(process.execPath, [WORKER, JSON.stringify(config)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] }))
 }
 
 function judge(goal, addon, baseline, config, pairedDifference) {

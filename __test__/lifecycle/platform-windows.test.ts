@@ -10,17 +10,14 @@
 //
 // Runs on Windows only (CI's Windows job); elsewhere the suite is skipped and says so.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { runTurn, type HarnessEvent, type RunTurnOptions } from '../../index.js'
-import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
+import { fakeCodexRuns, writeFakeCodex } from '../../testing/index.js'
 import { FakeLog, assertOneTerminalLast, collect, within, writeFake, type ScenarioName } from '../support/fake.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { eventually, isRunning } from '../support/procs.js'
-import { Host } from './host.js'
+import { Host, endAfterEach } from './host.js'
 
 const onWindows = process.platform === 'win32'
 if (!onWindows) console.log(`Windows lifecycle tests skipped: they run on Windows only (this is ${process.platform})`)
@@ -28,29 +25,9 @@ if (!onWindows) console.log(`Windows lifecycle tests skipped: they run on Window
 /** Generous bounds for a loaded machine: they only stop a broken test from hanging. */
 const BOUND_MS = 20_000
 
-const dirs: string[] = []
-const hosts: Host[] = []
-/** Every process a test saw: whatever a failed test left is ended. */
-const seen: number[] = []
-
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.dispose()
-  for (const pid of seen.splice(0).filter(isRunning)) {
-    try {
-      process.kill(pid)
-    } catch {
-      // gone meanwhile
-    }
-  }
-  removeFakeCodexes()
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
-function tempDir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-windows-')))
-  dirs.push(dir)
-  return dir
-}
+/** Whatever a failed test left is ended. */
+const { hosts, seen, tempDir: made } = endAfterEach()
+const tempDir = () => made('rennet-windows-')
 
 /**
  * A turn of the fake behind `codex.cmd` playing `scenario`, ignoring the interrupt and staying
