@@ -15,7 +15,7 @@ const LOG = 'calls.jsonl'
 /** Linux reads at most 127 bytes of a `#!` line before 5.1 (BINPRM_BUF_SIZE); stay below it. */
 const MAX_SHEBANG = 127
 
-const HANDSHAKE = ['initialize', 'thread/start', 'thread/resume', 'turn/start']
+const HANDSHAKE = ['initialize', 'account/read', 'thread/start', 'thread/resume', 'turn/start', 'turn/steer']
 const STEPS = {
   message: { text: 'text' },
   reasoning: {},
@@ -90,6 +90,9 @@ function checkScript(script) {
     if (!HANDSHAKE.includes(method)) fail(`.answer`, `names ${JSON.stringify(method)}; it can answer ${HANDSHAKE.join(', ')}`)
     const ok = answer === 'never' || answer === 'twice' || (isObject(answer) && (isObject(answer.error) || (Number.isFinite(answer.delayMs) && answer.delayMs >= 0)))
     if (!ok) fail(`.answer[${JSON.stringify(method)}]`, `must be 'never' or { error: { code?, message, data? } }, 'twice' or { delayMs }`)
+  }
+  if (script.account !== undefined && !(isObject(script.account) && typeof script.account.requiresOpenaiAuth === 'boolean')) {
+    fail('.account', 'must be what account/read answers: { account, requiresOpenaiAuth: boolean }')
   }
   for (const field of ['version', 'threadId', 'turnId']) {
     if (script[field] !== undefined && (typeof script[field] !== 'string' || !script[field])) fail(`.${field}`, 'must be a non-empty string')
