@@ -100,7 +100,7 @@ function probe(script: string, preload?: string): Probe {
 
 /** The checks every probe must pass; returns the failure for the platform-specific ones. */
 function expectUnavailable(result: Probe) {
-  expect(result.exports).toEqual(['UtilityError', 'discoverCodex', 'runTurn', 'runUtility', 'setLogger'].concat(result.exports.includes('default') ? ['default'] : []).sort())
+  expect(result.exports).toEqual(['SteerError', 'UtilityError', 'discoverCodex', 'prepareTurn', 'runTurn', 'runUtility', 'setLogger'].concat(result.exports.includes('default') ? ['default'] : []).sort())
   const { discovery, events, outcome, utility } = result
   expect(discovery).toMatchObject({ available: false, selected: null, candidates: [] })
   expect(events).toEqual([outcome])
