@@ -217,6 +217,16 @@ pub struct Stdin {
     // Dropped first: the guard lets its copy go before this one closes.
     _release: Option<guard::StdinRelease>,
     pipe: ChildStdin,
+    /// `codex app-server` exits on end-of-file, and what it started is orphaned then: the tree
+    /// is looked at once more before the pipe closes, however it is dropped (a turn whose
+    /// runner is cancelled included), so that the child's end finds those too.
+    tree: Arc<Mutex<Tree>>,
+}
+
+impl Drop for Stdin {
+    fn drop(&mut self) {
+        self.tree.lock().unwrap_or_else(|e| e.into_inner()).refresh_alive();
+    }
 }
 
 impl tokio::io::AsyncWrite for Stdin {
@@ -281,7 +291,8 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
         Scope::Tree => tree.add_root(pid as i32, start),
         Scope::Session => tree.add_group(pid as i32),
     }
-    let stdin = pipe.map(|pipe| Stdin { _release: release, pipe });
+    let tree = Arc::new(Mutex::new(tree));
+    let stdin = pipe.map(|pipe| Stdin { _release: release, pipe, tree: tree.clone() });
     let stdout = inner.stdout().take();
     let (stderr, stderr_read) =
         stderr::drain(inner.stderr().take().expect("stderr is piped"), &spec.secrets, on_stderr);
@@ -291,7 +302,7 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
         exit: None,
         stderr,
         stderr_read: Some(stderr_read),
-        tree: Arc::new(Mutex::new(tree)),
+        tree,
         ended: false,
         _ticket: ticket,
         stdin,
