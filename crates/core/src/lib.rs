@@ -17,6 +17,7 @@ pub mod options;
 pub mod process;
 pub mod protocol;
 pub mod rpc;
+pub mod server;
 pub mod stream;
 pub mod target;
 pub mod text;
