@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod batch;
+pub mod call;
 pub mod control;
 pub mod discovery;
 pub mod events;

@@ -178,10 +178,13 @@ pub fn with_stderr_tail(mut failure: Failure, stderr_tail: impl FnOnce() -> Vec<
 
 /// A result in the shape the protocol promises, or `UNEXPECTED_RESPONSE`.
 pub fn parse_result<T: serde::de::DeserializeOwned>(method: &'static str, raw: &RawValue) -> Result<T, Failure> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        Failure::new(FailureSource::Jsonrpc, Code::UnexpectedResponse, format!("unexpected {method} result: {e}"))
-            .with_detail(json!({"method": method, "result": crate::transport::excerpt(raw.get())}))
-    })
+    serde_json::from_str(raw.get()).map_err(|e| unexpected_result(method, e, raw.get()))
+}
+
+/// `UNEXPECTED_RESPONSE`: the result `text` of `method` is not what the protocol promises.
+pub fn unexpected_result(method: &'static str, why: impl std::fmt::Display, text: &str) -> Failure {
+    Failure::new(FailureSource::Jsonrpc, Code::UnexpectedResponse, format!("unexpected {method} result: {why}"))
+        .with_detail(json!({"method": method, "result": crate::transport::excerpt(text)}))
 }
 
 /// The server answered a request with an error: its message verbatim.

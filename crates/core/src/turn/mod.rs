@@ -162,4 +162,4 @@ fn secret_values(options: &TurnOptions, child_env: &[(String, String)]) -> Vec<S
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
