@@ -10,7 +10,7 @@
 //
 // Each version comes from the one cache outside the repository (installed from the npm registry
 // on first use; the pinned one is the devDependency). For each version it runs
-// __test__/compat/scenarios.test.ts with RENNET_TEST_CODEX_BIN set to that binary (through
+// __test__/compat/scenarios.test.ts and __test__/real/input-steer-login.test.ts with RENNET_TEST_CODEX_BIN set to that binary (through
 // scripts/test.mjs, so in a loopback-only network namespace where the machine allows) and
 // `schema:check` against that version's generated schema, then prints one table, version ×
 // scenario, and for each failure its first lines. Exits 1 when any cell is not a pass.
@@ -26,7 +26,8 @@ import { ensureCodex, versionsFromArgs } from './codex-versions.mjs'
 import { checkBinary } from './schema-check.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const SUITE = '__test__/compat/scenarios.test.ts'
+// The turn scenarios, and what a turn is given besides a prompt (images, steering, no login).
+const SUITES = ['__test__/compat/scenarios.test.ts', '__test__/real/input-steer-login.test.ts']
 
 function parseArgs(argv) {
   const options = { markdown: false, json: null }
@@ -54,7 +55,7 @@ function runScenarios(bin, scratch, version) {
   const output = join(scratch, `vitest-${version}.json`)
   const run = spawnSync(
     process.execPath,
-    [join(ROOT, 'scripts', 'test.mjs'), SUITE, '--reporter=default', '--reporter=json', `--outputFile.json=${output}`],
+    [join(ROOT, 'scripts', 'test.mjs'), ...SUITES, '--reporter=default', '--reporter=json', `--outputFile.json=${output}`],
     { cwd: ROOT, stdio: 'inherit', env: { ...process.env, RENNET_TEST_CODEX_BIN: bin } },
   )
   let report

@@ -1,10 +1,11 @@
 // The README's adapter example ("An adapter: harness events to a UI transcript"), verbatim:
 // readme.test.ts checks that it still is.
-import type { HarnessEvent, NativeItem } from '@rennet/codex'
+import type { HarnessEvent, NativeItem, TurnPlanStep } from '@rennet/codex'
 
 type Entry =
   | { kind: 'assistant'; id: string; text: string }
   | { kind: 'command'; id: string; command: string; output: string; exitCode: number | null }
+  | { kind: 'plan'; id: string; explanation: string | null; steps: TurnPlanStep[] }
   | { kind: 'note'; text: string }
 
 export class Transcript {
@@ -26,6 +27,9 @@ export class Transcript {
         if (entry?.kind === 'command') entry.output += event.delta
         return
       }
+      case 'plan':
+        // Each update is the whole plan: one entry, replaced.
+        return this.#put({ kind: 'plan', id: 'plan', explanation: event.explanation, steps: event.plan })
       case 'retrying':
         return this.#add({ kind: 'note', text: `retrying: ${event.message}` })
       case 'terminal':
