@@ -13,6 +13,8 @@ const LOG = 'calls.jsonl'
 const MAX_SHEBANG = 127
 
 const HANDSHAKE = ['initialize', 'thread/start', 'thread/resume', 'turn/start']
+/** The calls around turns a script can answer (`calls`). */
+const CALLS = ['account/read', 'account/rateLimits/read', 'model/list', 'thread/list', 'thread/read', 'thread/fork']
 const STEPS = {
   message: { text: 'text' },
   reasoning: {},
@@ -58,6 +60,22 @@ function checkScript(script) {
     if (answer !== 'never' && !(answer && typeof answer === 'object' && answer.error && typeof answer.error === 'object')) {
       fail(`.answer[${JSON.stringify(method)}]`, `must be 'never' or { error: { code?, message, data? } }`)
     }
+  }
+  if (script.calls !== undefined && (script.calls === null || typeof script.calls !== 'object' || Array.isArray(script.calls))) {
+    fail('.calls', 'must be an object')
+  }
+  for (const [method, answer] of Object.entries(script.calls ?? {})) {
+    if (!CALLS.includes(method)) fail('.calls', `names ${JSON.stringify(method)}; it can answer ${CALLS.join(', ')}`)
+    const at = `.calls[${JSON.stringify(method)}]`
+    const shaped =
+      answer === 'never' ||
+      (answer !== null &&
+        typeof answer === 'object' &&
+        (('result' in answer) ||
+          (Array.isArray(answer.pages) && answer.pages.every(Array.isArray)) ||
+          (answer.error && typeof answer.error === 'object') ||
+          (answer.exit && typeof answer.exit === 'object')))
+    if (!shaped) fail(at, `must be 'never', { result }, { pages: [[…], …] }, { error: { code?, message, data? } } or { exit: { code?, stderr? } }`)
   }
   for (const field of ['version', 'threadId', 'turnId']) {
     if (script[field] !== undefined && (typeof script[field] !== 'string' || !script[field])) fail(`.${field}`, 'must be a non-empty string')
