@@ -1,7 +1,8 @@
-// Real `codex app-server` (pinned @openai/codex, or RENNET_TEST_CODEX_BIN) offline: the calls
+// Real `codex app-server` (pinned @openai/codex, or RENNET_TEST_CODEX_BIN: `pnpm compat` runs this
+// file per version, the column of a test being its title up to the colon) offline: the calls
 // around turns. Who is logged in (nobody; an API key), the models against a plain `model/list`,
-// and the threads two real turns left (listed, read, forked, and a turn on the fork). After
-// every call nothing it started is running.
+// the threads two real turns left (listed, read, forked, and a turn on the fork), and what a
+// Codex without one of the methods answers. After every call nothing it started is running.
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
@@ -9,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { forkThread, listModels, listThreads, readAccount, readThread } from '../../index.js'
+import { CallError, forkThread, listModels, listThreads, readAccount, readThread } from '../../index.js'
 import type { CallOptions } from '../../index.js'
 import { codexUnderTest, isolatedEnv } from '../../testing/codex-home.js'
 import { messageResponse } from '../../testing/mock-responses.js'
@@ -47,7 +48,7 @@ describe('real codex app-server: calls around turns', () => {
   })
   afterAll(() => bare.cleanup())
 
-  it('readAccount: nobody logged in, the default provider', async () => {
+  it('account: readAccount with nobody logged in and the default provider', async () => {
     const codexPath = codexUnderTest().path
     const started = Date.now()
     const info = await settled(readAccount, { codexPath, env: bare.env })
@@ -55,7 +56,7 @@ describe('real codex app-server: calls around turns', () => {
     console.log(`readAccount (not logged in): ${Date.now() - started} ms`)
   })
 
-  it('readAccount: logged in with an API key (codex login --with-api-key)', async () => {
+  it('apiKey: readAccount logged in with an API key (codex login --with-api-key)', async () => {
     const home = bareHome()
     try {
       const codexPath = codexUnderTest().path
@@ -70,7 +71,7 @@ describe('real codex app-server: calls around turns', () => {
     }
   })
 
-  it('listModels: the models a plain model/list reads, hidden ones only when asked', async () => {
+  it('models: listModels gives the models a plain model/list reads, hidden ones only when asked', async () => {
     const codexPath = codexUnderTest().path
     const pages = async (includeHidden: boolean) => {
       const models: Array<{ id: string; hidden: boolean }> = []
@@ -134,6 +135,43 @@ describe('real codex app-server: calls around turns', () => {
       expect(sent).toContain('Third question.')
     } finally {
       await first.dispose()
+    }
+  })
+
+  it('missing: a Codex without thread/fork refuses forkThread in its own words (REQUEST_FAILED)', async () => {
+    // The real server, with `thread/fork` renamed on its way in to a method no version has: what
+    // answers is the server's own refusal of an unknown method.
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-calls-nofork-')))
+    try {
+      const wrapper = join(dir, 'codex')
+      writeFileSync(
+        wrapper,
+        [
+          '#!/usr/bin/env node',
+          "const { spawn } = require('node:child_process')",
+          `const child = spawn(${JSON.stringify(codexUnderTest().path)}, process.argv.slice(2), { stdio: ['pipe', 'inherit', 'inherit'] })`,
+          "let buffered = ''",
+          "process.stdin.on('data', (chunk) => {",
+          '  buffered += chunk',
+          '  let end',
+          "  while ((end = buffered.indexOf('\\n')) >= 0) {",
+          "    child.stdin.write(buffered.slice(0, end + 1).replace('\"method\":\"thread/fork\"', '\"method\":\"thread/fork/absent\"'))",
+          '    buffered = buffered.slice(end + 1)',
+          '  }',
+          '})',
+          "process.stdin.on('end', () => child.stdin.end())",
+          "child.on('exit', (code) => process.exit(code ?? 1))",
+          '',
+        ].join('\n'),
+        { mode: 0o755 },
+      )
+      const error = await settled((o) => forkThread('019a0000-0000-7000-8000-000000000001', o), { codexPath: wrapper, env: bare.env }).catch((e) => e)
+      expect(error).toBeInstanceOf(CallError)
+      expect(error).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_FAILED', detail: { method: 'thread/fork' } })
+      expect(error.message).toMatch(/unknown variant `thread\/fork\/absent`|method not found/i)
+      console.log(`forkThread without thread/fork: ${error.message.slice(0, 80)}…`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })
