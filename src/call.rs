@@ -73,7 +73,8 @@ impl NativeCall {
             None => None,
         };
         answered.unwrap_or_else(|| {
-            let failure = Failure::new(FailureSource::Internal, Code::InternalError, "the call's outcome was already taken");
+            let failure =
+                Failure::new(FailureSource::Internal, Code::InternalError, "the call's outcome was already taken");
             Outcome::Failed(failure).to_json()
         })
     }

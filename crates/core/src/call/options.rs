@@ -56,28 +56,18 @@ pub struct CallOptions {
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// Absent fields are `None` (serde's rule for `Option`).
 struct RawOptions {
-    #[serde(default)]
     cwd: Option<String>,
-    #[serde(default)]
     codex_path: Option<String>,
-    #[serde(default)]
     locus: Option<Locus>,
-    #[serde(default)]
     env: Option<BTreeMap<String, String>>,
-    #[serde(default)]
     request_timeout_ms: Option<u64>,
-    #[serde(default)]
     include_hidden: Option<bool>,
-    #[serde(default)]
     limit: Option<u32>,
-    #[serde(default)]
     cursor: Option<String>,
-    #[serde(default)]
     archived: Option<bool>,
-    #[serde(default)]
     include_turns: Option<bool>,
-    #[serde(default)]
     last_turn_id: Option<String>,
 }
 

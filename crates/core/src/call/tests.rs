@@ -269,30 +269,34 @@ async fn a_request_without_an_answer_times_out() {
     assert_eq!(failure["detail"], json!({"method": "model/list", "timeoutMs": 50}));
 }
 
-#[tokio::test]
-async fn an_abort_ends_the_call_at_once() {
+/// A call whose control the peer's `script` aborts (or kills) when it chooses.
+async fn call_aborted<F, Fut>(name: &str, script: F) -> Called
+where
+    F: FnOnce(Peer, Arc<Control>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let control = Arc::new(Control::new());
     let aborter = control.clone();
-    let c = call_with(control, "readAccount", None, json!({}), |mut p| async move {
+    call_with(control, name, None, json!({}), move |peer| script(peer, aborter)).await
+}
+
+#[tokio::test]
+async fn an_abort_ends_the_call_at_once() {
+    let c = call_aborted("readAccount", |mut p, control| async move {
         hello(&mut p).await;
         p.expect("account/read").await;
-        aborter.request_kill();
+        control.request_kill();
         p.until_stdin_closed().await;
     })
     .await;
     assert_eq!(c.outcome, Outcome::Cancelled);
     assert_eq!(c.ended, Some(End::Kill));
     assert!(c.sent("account/rateLimits/read").is_empty());
-}
-
-#[tokio::test]
-async fn an_abort_while_the_child_ends_still_cancels() {
-    let control = Arc::new(Control::new());
-    let aborter = control.clone();
-    let c = call_with(control, "listThreads", None, json!({}), |mut p| async move {
+    // An abort while the child is being ended, after the answer, still cancels.
+    let c = call_aborted("listThreads", |mut p, control| async move {
         hello(&mut p).await;
         answer(&mut p, "thread/list", json!({"data": []})).await;
-        aborter.request_abort();
+        control.request_abort();
         p.until_stdin_closed().await;
     })
     .await;
