@@ -1,8 +1,9 @@
 // The calls around turns through the addon, against the test kit's fake: what each sends and
 // resolves with, every failure as a CallError, TypeErrors thrown by the call itself, and no
 // process of a call left once its promise has settled.
-import { realpathSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import * as cjs from '../../index.js'
 import { CallError, forkThread, listModels, listThreads, readAccount, readThread } from '../../index.js'
@@ -204,5 +205,22 @@ describe('exports', () => {
     for (const name of ['readAccount', 'listModels', 'listThreads', 'readThread', 'forkThread', 'CallError'] as const) {
       expect(esm[name]).toBe(cjs[name])
     }
+  })
+})
+
+describe("the README's example of the kit's calls", () => {
+  it('runs as written there', async () => {
+    const codexPath = fake({
+      calls: {
+        'account/read': { result: { account: null, requiresOpenaiAuth: true } },
+        'account/rateLimits/read': { error: { code: -32600, message: 'codex account authentication required to read rate limits' } },
+        'model/list': { pages: [[{ id: 'gpt-a', model: 'gpt-a', displayName: 'A', hidden: false }], [{ id: 'gpt-b', model: 'gpt-b', displayName: 'B', hidden: true }]] },
+      },
+    })
+    expect(await readAccount({ codexPath })).toEqual({ account: null, requiresOpenaiAuth: true, rateLimits: null })
+    expect((await listModels({ codexPath })).map((m) => m.id)).toEqual(['gpt-a'])
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8')
+    expect(readme).toContain("expect((await listModels({ codexPath })).map((m) => m.id)).toEqual(['gpt-a'])")
+    expect(readme).toContain("'model/list': { pages: [[{ id: 'gpt-a', model: 'gpt-a', displayName: 'A', hidden: false }], [{ id: 'gpt-b', model: 'gpt-b', displayName: 'B', hidden: true }]] },")
   })
 })
