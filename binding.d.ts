@@ -46,6 +46,13 @@ export declare class NativeTurn {
    * else with the JSON text of the refusal (`TURN_NOT_STEERABLE`, `TURN_ENDED`).
    */
   steer(inputJson: string): Promise<string | null>
+  /**
+   * Gives a prepared turn its input (JSON text of `{prompt?, input?, outputSchema?, effort?}`);
+   * `false` when it was started already. Invalid input throws `InvalidArg` naming it.
+   */
+  start(inputJson: string): boolean
+  /** How the preparation ended, as JSON text: `{"threadId"}` or `{"failure"}`. */
+  ready(): Promise<string>
   /** The consumer left: queued and future events are dropped; the outcome still resolves. */
   detach(): void
 }
@@ -83,6 +90,12 @@ export interface McpPolicyLaunch {
   args: Array<string>
   env: Record<string, string>
 }
+
+/**
+ * `start_turn` for a prepared turn: everything up to `turn/start` now, then it waits for
+ * `NativeTurn.start`.
+ */
+export declare function prepareTurn(optionsJson: string, aborted?: boolean | undefined | null): NativeTurn
 
 /**
  * Sends log records to `callback` (the JSON text of `{time, level, target, message, fields,

@@ -840,6 +840,7 @@ module.exports.NativeTurn = nativeBinding.NativeTurn
 module.exports.discoverCodex = nativeBinding.discoverCodex
 module.exports.mcpInventory = nativeBinding.mcpInventory
 module.exports.mcpPolicyArgs = nativeBinding.mcpPolicyArgs
+module.exports.prepareTurn = nativeBinding.prepareTurn
 module.exports.setLogger = nativeBinding.setLogger
 module.exports.startCall = nativeBinding.startCall
 module.exports.startTurn = nativeBinding.startTurn

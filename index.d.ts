@@ -59,6 +59,8 @@ export type FailureCode =
   | 'STRUCTURED_OUTPUT_INVALID'
   // internal
   | 'INTERNAL_ERROR'
+  // never in a terminal: a prepared turn's `ready` when it was disposed first; a cancelled call
+  | 'CANCELLED'
 
 export interface Failure {
   source: FailureSource
@@ -223,6 +225,43 @@ export class SteerError extends Error {
 
 export function runTurn(options: RunTurnOptions): Turn
 
+/** `runTurn`'s options without the turn's own input, which `PreparedTurn.start` gives. */
+export type PrepareTurnOptions = Omit<RunTurnOptions, 'prompt' | 'input' | 'outputSchema' | 'effort'> & {
+  /** A prepared turn not started within this ends its child (its Turn is then cancelled); default 300000. */
+  idleTimeoutMs?: number
+}
+
+/** What `PreparedTurn.start` takes: the prompt, the input items, or those with `outputSchema` and `effort`. */
+export type TurnStartInput =
+  | string
+  | InputItem[]
+  | { prompt?: string; input?: InputItem[]; outputSchema?: RunTurnOptions['outputSchema']; effort?: string }
+
+/**
+ * A turn whose child was started ahead: discovery, `codex app-server`, `initialize`, the account
+ * and isolation checks and `thread/start` (or resume) are done or under way; `turn/start` waits
+ * for `start()`. One child, one turn: it is started once and never reused.
+ */
+export interface PreparedTurn {
+  /**
+   * Sends `turn/start` at once if the thread is ready, else as soon as it is, and returns the
+   * Turn: it yields every event from `started` on (the preparation's first) and one terminal;
+   * a preparation that failed gives a Turn whose terminal carries that failure, a disposed one
+   * a cancelled Turn. A second call throws. Invalid input is a TypeError naming the field.
+   */
+  start(input: TurnStartInput): Turn
+  /** Before `start`: ends the child at once (`reason` becomes the Turn's `abortReason`). After: nothing (abort the Turn). */
+  dispose(reason?: unknown): void
+  /** How the preparation ended; never rejects (`CANCELLED` when it was disposed first). */
+  readonly ready: Promise<{ threadId: string } | { failure: Failure }>
+}
+
+/**
+ * Prepares a turn while the user is still typing, so that `start()` costs only Codex's own work
+ * per turn. Throws a TypeError naming the option for invalid options.
+ */
+export function prepareTurn(options: PrepareTurnOptions): PreparedTurn
+
 /**
  * A schema of a validation library that implements Standard Schema (https://standardschema.dev):
  * zod, valibot, arktype and others. `runUtility` sends its JSON Schema (`~standard.jsonSchema`,
@@ -375,7 +414,7 @@ export interface CallOptions {
 export class CallError extends Error {
   /** `CANCELLED` has source `jsonrpc`: the exchange was cut short. */
   readonly source: FailureSource
-  readonly code: FailureCode | 'CANCELLED'
+  readonly code: FailureCode
   /** As a terminal failure's: the JSON-RPC `{method, code, data}`, the exit and stderr tail, discovery's report… */
   readonly detail: unknown
   /** For `CANCELLED`: the abort reason (the signal's `reason`). */

@@ -260,6 +260,108 @@ function runTurn(options) {
   return startTurn(options, wire)
 }
 
+/** A prepared turn that is not started ends its child after this. */
+const DEFAULT_IDLE_TIMEOUT_MS = 300_000
+
+/** Why a prepared turn that was never started ended (its `abortReason`). */
+class IdleTimeoutError extends Error {
+  constructor(ms) {
+    super(`the prepared turn was not started within idleTimeoutMs (${ms} ms)`)
+    this.name = 'TimeoutError'
+  }
+}
+
+class PreparedTurn {
+  #native
+  #signal
+  #onAbort = null
+  #idle = null
+  #turn = null
+  #disposed = false
+  #reason = undefined
+  #ready = null
+
+  constructor(native, signal, idleTimeoutMs) {
+    this.#native = native
+    this.#signal = signal
+    if (signal) {
+      this.#onAbort = () => this.dispose(signal.reason)
+      signal.addEventListener('abort', this.#onAbort, { once: true })
+      native.outcome().then(() => this.#unlisten())
+    }
+    this.#idle = setTimeout(() => this.dispose(new IdleTimeoutError(idleTimeoutMs)), idleTimeoutMs)
+    // A waiting prepared turn does not keep the process alive.
+    this.#idle.unref?.()
+  }
+
+  #unlisten() {
+    if (this.#onAbort) this.#signal.removeEventListener('abort', this.#onAbort)
+    this.#onAbort = null
+  }
+
+  /** How the preparation ended: `{ threadId }` or `{ failure }`. Never rejects. */
+  get ready() {
+    this.#ready ??= this.#native.ready().then((json) => JSON.parse(json))
+    return this.#ready
+  }
+
+  /**
+   * Sends `turn/start` (at once if the thread is ready, else as soon as it is) and returns the
+   * Turn, which yields every event from `started` on. Once; throws a TypeError naming the
+   * field for invalid input.
+   */
+  start(input) {
+    if (this.#turn !== null) throw new Error('start() was called already: a prepared turn is started once')
+    const given = typeof input === 'string' || Array.isArray(input) ? startInput(input) : input
+    if (given === null || typeof given !== 'object') {
+      throw new TypeError('start: input must be a string, an array of input items or { prompt?, input?, outputSchema?, effort? }')
+    }
+    const { outputSchema: schema, ...rest } = given
+    if (typeof rest.prompt === 'string') rest.prompt = rest.prompt.toWellFormed()
+    if (Array.isArray(rest.input)) rest.input = wellFormed(rest.input)
+    if (schema !== undefined) rest.outputSchema = outputSchema(schema).wire
+    if (!this.#disposed) nativeCall(() => this.#native.start(JSON.stringify(rest)))
+    clearTimeout(this.#idle)
+    this.#unlisten()
+    this.#turn = new Turn(this.#native, this.#disposed ? undefined : this.#signal)
+    if (this.#disposed) this.#turn.abort(this.#reason)
+    return this.#turn
+  }
+
+  /** Before start: ends the child at once (the Turn start() then returns is cancelled). After: nothing. */
+  dispose(reason) {
+    if (this.#turn !== null || this.#disposed) return
+    this.#disposed = true
+    this.#reason = reason
+    clearTimeout(this.#idle)
+    this.#native.abort()
+  }
+}
+
+/** `start('text')` and `start([items])`: the input alone. */
+function startInput(input) {
+  return typeof input === 'string' ? { prompt: input } : { input }
+}
+
+/**
+ * Starts everything of a turn up to `turn/start` (discovery, the child, `initialize`, the
+ * account and isolation checks, the thread) and waits for `start()`. Throws a TypeError naming
+ * the option for invalid options.
+ */
+function prepareTurn(options) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError('prepareTurn: options must be an object')
+  }
+  const { idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS, ...rest } = options
+  if (!(Number.isInteger(idleTimeoutMs) && idleTimeoutMs > 0)) {
+    throw new TypeError('options.idleTimeoutMs must be a positive integer number of milliseconds')
+  }
+  const { native, signal, aborted } = startNative(rest, binding.prepareTurn)
+  const prepared = new PreparedTurn(native, signal, idleTimeoutMs)
+  if (aborted) prepared.dispose(signal.reason)
+  return prepared
+}
+
 /** Options counted in milliseconds: JSON would turn NaN and Infinity into null (the default). */
 const MILLISECOND_OPTIONS = ['interruptGraceMs', 'requestTimeoutMs']
 
@@ -274,6 +376,15 @@ function checkMilliseconds(options, names) {
 
 /** Starts the turn of checked options; `wire` is the JSON Schema the model is sent, if any. */
 function startTurn(options, wire) {
+  if (wire !== undefined) options = { ...options, outputSchema: wire }
+  const { native, signal, aborted } = startNative(options, binding.startTurn)
+  const turn = new Turn(native, signal)
+  if (aborted) turn.abort(signal.reason)
+  return turn
+}
+
+/** The native turn (or prepared turn) of `options`, checked: `start` is the binding's call. */
+function startNative(options, start) {
   const { signal, ...rest } = options
   if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TypeError('options.signal must be an AbortSignal')
@@ -281,13 +392,10 @@ function startTurn(options, wire) {
   checkMilliseconds(rest, MILLISECOND_OPTIONS)
   if (typeof rest.prompt === 'string') rest.prompt = rest.prompt.toWellFormed()
   if (Array.isArray(rest.input)) rest.input = wellFormed(rest.input)
-  if (wire !== undefined) rest.outputSchema = wire
   // An already-aborted signal: the turn ends before anything starts.
   const aborted = signal !== undefined && signal.aborted
-  const native = nativeCall(() => binding.startTurn(JSON.stringify(rest), aborted))
-  const turn = new Turn(native, signal)
-  if (aborted) turn.abort(signal.reason)
-  return turn
+  const native = nativeCall(() => start(JSON.stringify(rest), aborted))
+  return { native, signal, aborted }
 }
 
 /** The prepared `outputSchema` (see output-schema.js, loaded on first use with ajv). */
@@ -499,6 +607,7 @@ function forkThread(threadId, options) {
 
 module.exports = {
   runTurn,
+  prepareTurn,
   runUtility,
   discoverCodex,
   setLogger,

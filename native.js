@@ -93,6 +93,13 @@ function unavailableBinding(error) {
     abort() {}
     detach() {}
     unbound() {}
+    // A prepared turn that cannot be: its preparation failed with the terminal's failure.
+    start() {
+      return true
+    }
+    ready() {
+      return Promise.resolve(JSON.stringify({ failure }))
+    }
     // The turn has ended before it began: nothing can be steered.
     steer() {
       return Promise.resolve(JSON.stringify({ code: 'TURN_ENDED', message: `the turn has ended: ${message}` }))
@@ -127,6 +134,7 @@ function unavailableBinding(error) {
 
   return {
     startTurn: () => new UnavailableTurn(),
+    prepareTurn: () => new UnavailableTurn(),
     startCall: unavailableCall,
     discoverCodex: async () =>
       JSON.stringify({

@@ -19,6 +19,24 @@ export const liveWithEnv = (entry) => liveWithEnvironment(entry)
 export { describeProcess }
 
 /**
+ * The result a worker prints as its last line of stdout, once it has exited; a worker that
+ * printed none gives `{ errors }` saying how it ended and what it printed last.
+ */
+export function workerResult(child) {
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  return new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      try {
+        resolve(JSON.parse(out.trim().split('\n').at(-1)))
+      } catch {
+        resolve({ errors: [`the worker ended (${code ?? signal}) without a result: ${out.slice(-500)}`] })
+      }
+    })
+  })
+}
+
+/**
  * One look at the process table the way a tree kill looks: `/proc/<pid>/stat` of every
  * process. Returns how many processes it read and how long it took (ms).
  */

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { checkpoint, hang, messageResponse, sse, start, usage } from '../testing/mock-responses.js'
 import { codexBinaryPath, createCodexHome, createGitCwd } from '../testing/codex-home.js'
-import { describeProcess, liveWithEnv, median, timeProcScan } from './common.mjs'
+import { describeProcess, liveWithEnv, median, timeProcScan, workerResult } from './common.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const WORKER = join(here, 'real-worker.mjs')
@@ -65,19 +65,7 @@ function spawnWorker(config, ipc, wrapper = []) {
     cwd: dirname(here),
     stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
   })
-  let out = ''
-  child.stdout.on('data', (d) => (out += d))
-  const result = new Promise((resolve) => {
-    child.on('exit', (code, signal) => {
-      const line = out.trim().split('\n').at(-1)
-      try {
-        resolve(JSON.parse(line))
-      } catch {
-        resolve({ errors: [`the worker ended (${code ?? signal}) without a result: ${out.slice(-500)}`] })
-      }
-    })
-  })
-  return { child, result }
+  return { child, result: workerResult(child) }
 }
 
 /**

@@ -2,7 +2,7 @@
 // pnpm bench [--smoke] [--only a,b] [--runs N]     (names: the keys of MEASUREMENTS, real and calls)
 //
 // Two suites. The fake suite measures `runTurn()` against the plain Node client of
-// baseline-client.mjs on the fake server of fake-server.mjs, side by side: every run of every
+// baseline-client.mjs on the test kit's fake in its fast mode, side by side: every run of every
 // measurement starts a fresh Node process per client (worker.mjs), and the two clients
 // alternate (addon first on even runs, baseline first on odd ones); `hostGuard` measures the
 // addon against itself with its host-death guard off. The real suite (`real`, real.mjs) runs
@@ -24,7 +24,7 @@ import { cpus, loadavg, totalmem, release } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
-import { median } from './common.mjs'
+import { median, workerResult } from './common.mjs'
 import { realSuite } from './real.mjs'
 import { callsSuite } from './calls.mjs'
 
@@ -119,19 +119,7 @@ const MEASUREMENTS = {
 const REFERENCE_LABEL = { baseline: 'plain client', addonGuardOff: 'addon, guard off' }
 
 function runWorker(config) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [WORKER, JSON.stringify(config)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.on('exit', (code, signal) => {
-      const line = out.trim().split('\n').at(-1)
-      try {
-        resolve(JSON.parse(line))
-      } catch {
-        resolve({ errors: [`the worker ended (${code ?? signal}) without a result: ${out.slice(-500)}`] })
-      }
-    })
-  })
+  return workerResult(spawn(process.execPath, [WORKER, JSON.stringify(config)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] }))
 }
 
 function judge(goal, addon, baseline, config, pairedDifference) {
@@ -177,9 +165,10 @@ function machine() {
 }
 
 /** Timestamps and process ids differ between any two runs; everything else must match. */
+/** Events without what differs between two runs of the same stream: times, pids, each worker's own fake. */
 function normalizeShapes(events) {
   return JSON.parse(JSON.stringify(events), (key, value) =>
-    ['emittedAtMs', 'startedAtMs', 'completedAtMs', 'pid'].includes(key) ? 0 : value,
+    ['emittedAtMs', 'startedAtMs', 'completedAtMs', 'startedAt', 'completedAt', 'pid', 'codexPath'].includes(key) ? 0 : value,
   )
 }
 

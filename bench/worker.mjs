@@ -7,13 +7,10 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { writeFakeCodex } from '../testing/index.mjs'
 import { memoryMb, processGone } from './common.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
-const FAKE = join(here, 'fake-server.mjs')
 const config = JSON.parse(process.argv[2])
 const errors = []
 
@@ -38,8 +35,39 @@ async function loadClient(kind) {
 
 const open = await loadClient(config.client)
 
-function fakeTurn(env, extra = {}) {
-  return open({ prompt: 'bench', cwd: tmpdir(), codexPath: FAKE, env, ...extra })
+/**
+ * The test kit's fake in its fast mode: the codex-cli 0.171.0 handshake, then `events` deltas
+ * (0: until the turn ends) with pre-serialised frames, written as fast as the pipe takes them,
+ * or with `intervalMs` one at a time, the monotonic clock (ns) at its writing as its text;
+ * `perMessage` deltas per agent message, whose ids `msg_<tag>.<n>` let concurrent turns prove
+ * that nothing crossed over. `interrupt: 'ignore'` keeps streaming after turn/interrupt;
+ * `wedged` also ignores SIGTERM and EOF on stdin (only SIGKILL ends it); `mixed` first sends a
+ * foreign thread's frame, a foreign turn's, a usage update, a status, a server request and a
+ * response to an id never used, so that both clients' routing and event shapes can be compared.
+ */
+function fakeServer({ events, intervalMs = 0, perMessage, tag = '1', interrupt = 'honour', wedged = false, mixed = false }) {
+  const threadId = `01a22f3f-395c-74e0-a930-${tag.padStart(12, '0')}`
+  const prelude = [
+    { type: 'notification', method: 'item/agentMessage/delta', unscoped: true, params: { threadId: '01a22f3f-aaaa-7000-8000-000000000001', turnId: 'other-turn', itemId: 'msg_x', delta: 'not ours' } },
+    { type: 'notification', method: 'item/agentMessage/delta', params: { turnId: 'earlier-turn', itemId: 'msg_y', delta: 'not ours either' } },
+    { type: 'usage', input: 20, cached: 5, output: 10, reasoning: 2, total: 30 },
+    { type: 'notification', method: 'thread/status/changed', unscoped: true, params: { threadId, status: { type: 'active', activeFlags: [] } } },
+    { type: 'serverRequest', method: 'item/commandExecution/requestApproval', params: { itemId: 'call_1', command: 'true' }, wait: false },
+    { type: 'send', frame: { id: 999, result: {} } },
+  ]
+  return writeFakeCodex({
+    threadId,
+    turnId: `01a22f3f-3972-7112-84af-${tag.padStart(12, '0')}`,
+    omit: ['threadStarted', 'status', 'userMessage'],
+    interrupt,
+    linger: wedged,
+    ignoreSigterm: wedged,
+    steps: [...(mixed ? prelude : []), { type: 'stream', count: events, id: `msg_${tag}`, perMessage, intervalMs, clock: intervalMs > 0 }],
+  })
+}
+
+function fakeTurn(codexPath, extra = {}) {
+  return open({ prompt: 'bench', cwd: tmpdir(), codexPath, ...extra })
 }
 
 const cpuSeconds = (u) => (u.user + u.system) / 1e6
@@ -104,7 +132,7 @@ async function consumeStream(turn, { events, tag = '1', perMessage = Infinity, o
 
 const measures = {
   async throughput({ events }) {
-    const r = await consumeStream(fakeTurn({ BENCH_EVENTS: String(events) }), { events })
+    const r = await consumeStream(fakeTurn(fakeServer({ events })), { events })
     const seconds = Number(r.endAt - r.firstAt) / 1e9
     return {
       events: r.deltas,
@@ -117,7 +145,7 @@ const measures = {
   async latency({ events, intervalMs, warmup }) {
     const samples = []
     let last = null
-    const turn = fakeTurn({ BENCH_EVENTS: String(events), BENCH_INTERVAL_MS: String(intervalMs) })
+    const turn = fakeTurn(fakeServer({ events, intervalMs }))
     let n = 0
     for await (const ev of turn) {
       last = ev
@@ -149,7 +177,7 @@ const measures = {
     const sampler = resetPeak ? null : setInterval(() => (sampledPeakKb = Math.max(sampledPeakKb, kb(status(), 'VmRSS'))), 10)
     const half = Math.floor(events / 2)
     let pausedKb = null
-    const r = await consumeStream(fakeTurn({ BENCH_EVENTS: String(events), BENCH_MESSAGE_DELTAS: String(perMessage) }), {
+    const r = await consumeStream(fakeTurn(fakeServer({ events, perMessage })), {
       events,
       perMessage,
       onDelta: (seq) => {
@@ -175,11 +203,10 @@ const measures = {
    */
   async abort({ reps, interrupt, graceMs, afterEvents, wedged = false }) {
     const latencies = []
-    const env = { BENCH_EVENTS: '0', BENCH_INTERVAL_MS: '2', BENCH_INTERRUPT: interrupt }
-    if (wedged) Object.assign(env, { BENCH_SIGTERM: 'ignore', BENCH_STDIN_EOF: 'ignore' })
+    const server = fakeServer({ events: 0, intervalMs: 2, interrupt, wedged })
     for (let i = 0; i < reps; i++) {
       const controller = new AbortController()
-      const turn = fakeTurn(env, { signal: controller.signal, interruptGraceMs: graceMs })
+      const turn = fakeTurn(server, { signal: controller.signal, interruptGraceMs: graceMs })
       let abortedAt = null
       let deltas = 0
       let last = null
@@ -215,13 +242,14 @@ const measures = {
    */
   async plainTurn({ events, turns }) {
     const walls = []
+    const server = fakeServer({ events })
     const cpu0 = process.cpuUsage()
     for (let i = 0; i < turns; i++) {
       const t0 = process.hrtime.bigint()
       let terminalAt = null
       let last = null
       let deltas = 0
-      for await (const ev of fakeTurn({ BENCH_EVENTS: String(events) })) {
+      for await (const ev of fakeTurn(server)) {
         last = ev
         if (ev.type === 'messageDelta') deltas++
         if (ev.type === 'terminal') terminalAt = process.hrtime.bigint()
@@ -236,13 +264,10 @@ const measures = {
   },
 
   async concurrency({ turns, events }) {
+    const servers = Array.from({ length: turns }, (_, k) => fakeServer({ events, tag: String(k) }))
     const startedAt = process.hrtime.bigint()
     const cpu0 = process.cpuUsage()
-    const results = await Promise.all(
-      Array.from({ length: turns }, (_, k) =>
-        consumeStream(fakeTurn({ BENCH_EVENTS: String(events), BENCH_TAG: String(k) }), { events, tag: String(k) }),
-      ),
-    )
+    const results = await Promise.all(servers.map((server, k) => consumeStream(fakeTurn(server), { events, tag: String(k) })))
     const endAt = process.hrtime.bigint()
     const firstAt = results.reduce((min, r) => (r.firstAt !== null && r.firstAt < min ? r.firstAt : min), endAt)
     const total = results.reduce((sum, r) => sum + r.deltas, 0)
@@ -260,7 +285,7 @@ const measures = {
   /** The full event list of a mixed stream, for comparing both clients' shapes. */
   async shapes({ events }) {
     const list = []
-    for await (const ev of fakeTurn({ BENCH_EVENTS: String(events), BENCH_MIXED: '1' })) list.push(ev)
+    for await (const ev of fakeTurn(fakeServer({ events, mixed: true }))) list.push(ev)
     return { events: list }
   },
 }

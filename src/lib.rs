@@ -10,7 +10,7 @@ mod mcp;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use rennet_codex::control::Control;
+use rennet_codex::control::{Control, Readiness};
 use rennet_codex::events::Terminal;
 use rennet_codex::failure::{Code, Failure, FailureSource};
 use rennet_codex::stream::EventStream;
@@ -23,6 +23,8 @@ pub struct NativeTurn {
     control: Arc<Control>,
     /// Where a steer's `localImage` paths are read (inside a WSL distribution, at its path there).
     locus: Option<rennet_codex::locus::Locus>,
+    /// A prepared turn: it waits for `start`.
+    prepared: bool,
 }
 
 /// Validates the options (JSON text of the options object without `signal`) and starts the
@@ -31,6 +33,24 @@ pub struct NativeTurn {
 #[napi(catch_unwind)]
 pub fn start_turn(env: Env, options_json: String, aborted: Option<bool>) -> Result<NativeTurn> {
     let options = rennet_codex::options::parse(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+    run_turn(&env, options, aborted, false)
+}
+
+/// `start_turn` for a prepared turn: everything up to `turn/start` now, then it waits for
+/// `NativeTurn.start`.
+#[napi(catch_unwind)]
+pub fn prepare_turn(env: Env, options_json: String, aborted: Option<bool>) -> Result<NativeTurn> {
+    let options =
+        rennet_codex::options::parse_prepared(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+    run_turn(&env, options, aborted, true)
+}
+
+fn run_turn(
+    env: &Env,
+    options: rennet_codex::options::TurnOptions,
+    aborted: Option<bool>,
+    prepared: bool,
+) -> Result<NativeTurn> {
     locate_guard();
     let stream = Arc::new(EventStream::new());
     let control = Arc::new(Control::new());
@@ -38,18 +58,21 @@ pub fn start_turn(env: Env, options_json: String, aborted: Option<bool>) -> Resu
     if aborted == Some(true) {
         control.request_abort();
     }
-    end_with_environment(&env, &control)?;
-    let (supervised, controlled) = (stream.clone(), control.clone());
+    end_with_environment(env, &control)?;
+    let (supervised, controlled, controlled_after) = (stream.clone(), control.clone(), control.clone());
     napi::bindgen_prelude::spawn(async move {
         let task = tokio::spawn(rennet_codex::turn::run(options, supervised.clone(), controlled));
         if let Err(e) = task.await {
             // A defect inside the runner: the child was killed when its handle dropped during
             // unwinding; the caller still gets its one terminal event.
             let message = if e.is_panic() { panic_text(e.into_panic()) } else { e.to_string() };
-            supervised.finish(Terminal::failed(Failure::new(FailureSource::Internal, Code::InternalError, message)));
+            let failure = Failure::new(FailureSource::Internal, Code::InternalError, message);
+            controlled_after.end_steering();
+            controlled_after.set_readiness(Readiness::Failed(failure.clone()));
+            supervised.finish(Terminal::failed(failure));
         }
     });
-    Ok(NativeTurn { stream, control, locus })
+    Ok(NativeTurn { stream, control, locus, prepared })
 }
 
 thread_local! {
@@ -175,6 +198,25 @@ impl NativeTurn {
         env.spawn_future(async move { Ok(rennet_codex::control::steer_refusal(answered.await)) })
     }
 
+    /// Gives a prepared turn its input (JSON text of `{prompt?, input?, outputSchema?, effort?}`);
+    /// `false` when it was started already. Invalid input throws `InvalidArg` naming it.
+    #[napi]
+    pub fn start(&self, input_json: String) -> Result<bool> {
+        let input = rennet_codex::options::parse_start(&input_json, self.locus.as_ref())
+            .map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+        Ok(self.control.start(input))
+    }
+
+    /// How the preparation ended, as JSON text: `{"threadId"}` or `{"failure"}`.
+    #[napi]
+    pub async fn ready(&self) -> String {
+        let readiness = match self.control.readiness().await {
+            Readiness::Ready { thread_id } => serde_json::json!({ "threadId": thread_id }),
+            Readiness::Failed(failure) => serde_json::json!({ "failure": failure }),
+        };
+        readiness.to_string()
+    }
+
     /// The consumer left: queued and future events are dropped; the outcome still resolves.
     #[napi]
     pub fn detach(&self) {
@@ -187,5 +229,9 @@ impl Drop for NativeTurn {
         // Garbage-collected without being drained: nobody can read the events any more, so
         // they must not hold the turn back.
         self.stream.detach();
+        // Nor can anybody start a prepared turn any more: its waiting child ends now.
+        if self.prepared && !self.control.started() {
+            self.control.request_abort();
+        }
     }
 }

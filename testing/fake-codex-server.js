@@ -5,22 +5,32 @@
 // answers the handshake, and plays the script's steps as one turn. It also answers
 // `--version` and `mcp list --json` (an empty list), the read-only isolation queries, and the
 // calls around turns the script names (`calls`).
-// Every message it receives is appended to the call log next to the executable.
+// What each process is given, receives and does is appended to the call log next to the
+// executable, synchronously, so that the log is complete once the process is gone.
 
 const { appendFileSync, readFileSync } = require('node:fs')
+const { spawn } = require('node:child_process')
+const wire = require('./fake-codex-wire.js')
+const { closeStdout, ownPgid, startGrandchild } = require('./fake-codex-process.js')
+
+const { nowMs } = wire
 
 const THREAD_ID = '019a0000-0000-7000-8000-00000000f00d'
 const TURN_ID = '019a0000-0000-7000-8000-0000000071e5'
+const GARBAGE = 'garbage \u0007 not json {'
+/** What codex-cli 0.171.0 prints on stderr for a line it cannot parse. */
+const UNPARSABLE = 'ERROR codex_app_server_transport::transport: Failed to deserialize JSONRPCMessage\n'
 
-const nowMs = () => Date.now()
-const nowS = () => Math.floor(Date.now() / 1000)
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const sleep = (ms) => new Promise((resolve) => (ms > 0 ? setTimeout(resolve, ms) : setImmediate(resolve)))
 const forever = () => new Promise(() => {})
+const withNewline = (text) => (text.endsWith('\n') ? text : `${text}\n`)
 
 /** Runs the fake with the configuration file `writeFakeCodex()` wrote. */
 function run(configPath) {
   const { script, log } = JSON.parse(readFileSync(configPath, 'utf8'))
-  new FakeCodex(script, log, process.argv.slice(2)).main()
+  const fake = new FakeCodex(script, log, process.argv.slice(2))
+  if (script.relay) fake.relay()
+  else fake.main()
 }
 
 class FakeCodex {
@@ -29,22 +39,39 @@ class FakeCodex {
     this.logPath = logPath
     this.argv = argv
     this.version = script.version ?? '0.171.0'
+    this.omit = new Set(script.omit ?? [])
     this.threadId = null
+    this.threadConfig = null
     this.turn = null
     this.turnDone = false
+    this.interrupted = false
+    /** Set once the server stops answering (a `hang` or `close-stdout` fault, `deaf`). */
+    this.hung = false
+    this.faulted = false
     this.nextRequestId = 0
     this.pending = new Map()
+    /** Server requests sent without waiting: `{ id, method, reply }`. */
+    this.outstanding = []
     this.counters = {}
+    /** Agent messages started and not completed yet, by id. */
+    this.open = new Map()
     this.lastMessage = null
-    this.threadUsage = { totalTokens: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 0, reasoningOutputTokens: 0 }
+    /** Frames collected instead of written, inside a `batch` step. */
+    this.capture = null
+    this.threadUsage = wire.usage(script.threadUsage)
   }
 
   log(entry) {
     try {
-      appendFileSync(this.logPath, JSON.stringify({ pid: process.pid, ...entry }) + '\n')
+      appendFileSync(this.logPath, JSON.stringify({ run: process.pid, ...entry }) + '\n')
     } catch {
       // the test may have removed the directory already
     }
+  }
+
+  logStart() {
+    const env = Object.fromEntries((this.script.logEnv ?? []).map((name) => [name, process.env[name] ?? null]))
+    this.log({ event: 'start', argv: this.argv, cwd: process.cwd(), pgid: ownPgid(), env })
   }
 
   /** The subcommand after the global options (`-c k=v`, `--enable x`, `--disable x`). */
@@ -64,7 +91,7 @@ class FakeCodex {
       return
     }
     const [command, sub] = this.command()
-    this.log({ event: 'start', argv: this.argv, cwd: process.cwd() })
+    this.logStart()
     if (command === 'mcp' && sub === 'list') {
       process.stdout.write('[]\n')
       return
@@ -74,34 +101,87 @@ class FakeCodex {
       process.exitCode = 2
       return
     }
-    process.stdout.on('error', () => {})
-    let buffered = ''
-    process.stdin.setEncoding('utf8')
-    process.stdin.on('data', (chunk) => {
-      buffered += chunk
-      let newline
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline).trim()
-        buffered = buffered.slice(newline + 1)
-        if (line) this.receive(line)
-      }
+    this.setUpProcess()
+    wire.readLines(
+      process.stdin,
+      (line) => line.trim() && this.receive(line),
+      (rest) => this.stdinClosed(rest),
+    )
+  }
+
+  /** The process-level parts of the script, before the first frame. */
+  setUpProcess() {
+    const script = this.script
+    process.on('SIGTERM', () => {
+      this.log({ event: 'sigterm' })
+      if (script.ignoreSigterm) return
+      // Ends by the signal, as a process without a handler does.
+      process.removeAllListeners('SIGTERM')
+      process.kill(process.pid, 'SIGTERM')
     })
-    // Like Codex: stdin closed means the client is gone.
-    process.stdin.on('end', () => this.exit(0))
+    // A closed stdout must not end the fake with an unhandled EPIPE before it logs what it saw.
+    process.stdout.on('error', (error) => this.log({ event: 'stdout-error', code: error.code }))
+    process.stderr.on('error', () => {})
+    for (const name of script.echoEnv ?? []) process.stderr.write(`config: ${name}=${process.env[name] ?? ''}\n`)
+    for (const line of script.preamble ?? []) process.stdout.write(`${line}\n`)
+    for (const mode of script.grandchildren ?? []) startGrandchild(mode, (entry) => this.log(entry), this.logPath)
+  }
+
+  stdinClosed(rest) {
+    if (rest.trim()) this.log({ unparsed: rest })
+    this.log({ event: 'stdin-closed' })
+    // Like Codex: stdin closed means the client is gone (unless the script plays one that stays).
+    if (this.script.linger || this.hung) setInterval(() => {}, 1 << 30)
+    else void this.exit(0)
   }
 
   async exit(code) {
+    this.hung = true
     await new Promise((resolve) => process.stdout.write('', resolve))
     await new Promise((resolve) => process.stderr.write('', resolve))
     this.log({ event: 'exit', code })
     process.exit(code)
   }
 
+  /** Stands between the client and a real Codex (`script.relay`), changing what it says it does. */
+  relay() {
+    const { codexPath, dropThreadConfig } = this.script.relay
+    if (!this.argv.includes('--version')) this.logStart()
+    const child = spawn(codexPath, this.argv, { stdio: ['pipe', 'inherit', 'inherit'] })
+    wire.readLines(
+      process.stdin,
+      (line) => {
+        let message = null
+        try {
+          message = JSON.parse(line)
+        } catch {
+          // Not JSON: passed on as it is.
+        }
+        if (message !== null) this.log({ received: message })
+        if (dropThreadConfig && message?.params && ['thread/start', 'thread/resume'].includes(message.method)) {
+          delete message.params.config
+          line = JSON.stringify(message)
+        }
+        child.stdin.write(`${line}\n`)
+      },
+      () => child.stdin.end(),
+    )
+    child.on('exit', (code, signal) => (signal ? process.kill(process.pid, signal) : process.exit(code ?? 1)))
+  }
+
   // -------------------------------------------------------------------------------------------
   // wire
 
   send(frame) {
+    if (this.capture) return void this.capture.push(frame)
+    this.log({ sent: frame })
     process.stdout.write(JSON.stringify(frame) + '\n')
+  }
+
+  /** Bytes that are not one frame of the wire; only a note of `what` goes to the log. */
+  writeRaw(data, what) {
+    this.log({ event: 'wrote', what })
+    process.stdout.write(data)
   }
 
   notify(method, params) {
@@ -113,11 +193,12 @@ class FakeCodex {
     try {
       message = JSON.parse(line)
     } catch {
-      this.log({ receivedText: line })
+      this.log({ unparsed: line })
+      process.stderr.write(UNPARSABLE)
       return
     }
     this.log({ received: message })
-    if (message === null || typeof message !== 'object' || Array.isArray(message)) return
+    if (this.hung || message === null || typeof message !== 'object' || Array.isArray(message)) return
     if (!('method' in message)) {
       const resolve = this.pending.get(message.id)
       if (resolve) {
@@ -127,79 +208,160 @@ class FakeCodex {
       return
     }
     if (message.id === undefined) return // a notification (`initialized`)
-    this.request(message)
+    this.request(message).catch((error) => this.log({ event: 'script-error', message: String(error && error.stack) }))
   }
 
-  /** Answers a handshake request as the script says: the result, an error, or never. */
-  answer(method, id, result) {
+  /**
+   * The fault of the script, if it is due at `phase` (once); true when the normal flow must
+   * stop there (it exited, hangs, closed its stdout or was killed).
+   */
+  faultAt(phase) {
+    const fault = this.script.fault
+    if (!fault || fault.phase !== phase || this.faulted) return false
+    this.faulted = true
+    this.log({ event: 'fault', fault: fault.action, phase })
+    if (fault.action === 'garbage' || fault.line !== undefined) this.writeRaw(`${fault.line ?? GARBAGE}\n`, 'fault line')
+    switch (fault.action) {
+      case 'garbage':
+        return false
+      case 'exit':
+        void this.exit(fault.code ?? 1)
+        return true
+      case 'kill':
+        this.hung = true
+        process.kill(process.pid, fault.signal ?? 'SIGKILL')
+        return true
+      case 'close-stdout':
+        this.hung = true
+        closeStdout()
+        return true
+      default:
+        this.hung = true
+        return true
+    }
+  }
+
+  /** The scripted JSON-RPC error of a request. */
+  refuse(method, id, { code = -32600, message = `${method} failed`, data }) {
+    this.send({ error: data === undefined ? { code, message } : { code, message, data }, id })
+  }
+
+  /** Answers a handshake request as the script says; true when the result was sent. */
+  async answer(method, id, result) {
     const scripted = this.script.answer?.[method]
     if (scripted === 'never') return false
-    if (scripted && scripted.error) {
-      const { code = -32600, message = `${method} failed`, data } = scripted.error
-      this.send({ error: data === undefined ? { code, message } : { code, message, data }, id })
+    if (scripted?.error) {
+      this.refuse(method, id, scripted.error)
       return false
     }
+    if (scripted?.delayMs) {
+      await sleep(scripted.delayMs)
+      if (this.hung) return false
+    }
     this.send({ id, result })
+    if (scripted === 'twice') this.send({ id, result })
     return true
   }
 
-  request({ method, id, params = {} }) {
+  /** The notifications the script sends after answering `method`. */
+  notifyAfter(method) {
+    for (const { method: name, params = {} } of this.script.handshakeNotifications?.[method] ?? []) this.notify(name, params)
+  }
+
+  /** One page of a list query (`script.pageSize` entries, default all). */
+  page(list, cursor) {
+    const start = Number(cursor ?? 0) || 0
+    const end = start + (this.script.pageSize ?? list.length)
+    return { data: list.slice(start, end), nextCursor: end < list.length ? String(end) : null }
+  }
+
+  features() {
+    // Every feature the client switched off (`-c features.<name>=false`), reported off.
+    const states = new Map()
+    for (let i = 0; i + 1 < this.argv.length; i++) {
+      const match = this.argv[i] === '-c' && /^features\.([\w.-]+)=false$/.exec(this.argv[i + 1])
+      if (match) states.set(match[1], false)
+    }
+    for (const [name, enabled] of Object.entries(this.script.features ?? {})) states.set(name, enabled)
+    return [...states].map(([name, enabled]) => ({ name, stage: 'stable', enabled, defaultEnabled: true }))
+  }
+
+  mcpStatuses() {
+    return Object.entries(this.script.mcpServers ?? {}).map(([name, server]) => {
+      const disabled = this.threadConfig?.mcp_servers?.[name]?.enabled === false
+      const runtimeStatus = server.status ?? (disabled ? 'disabled' : 'connected')
+      return { name, runtimeStatus, tools: {}, resources: [], resourceTemplates: [], authStatus: 'unsupported' }
+    })
+  }
+
+  threadResult(params) {
+    return wire.threadResult({ id: this.threadId, params, cliVersion: this.version, sandbox: wire.SANDBOXES[this.script.sandbox] })
+  }
+
+  async request({ method, id, params = {} }) {
     switch (method) {
       case 'initialize': {
+        if (this.faultAt('before-init')) return
         const name = params.clientInfo?.name ?? 'client'
         const clientVersion = params.clientInfo?.version ?? '0'
-        this.answer(method, id, {
+        const result = {
           userAgent: `${name}/${this.version} (fake; ${process.platform}) (${name}; ${clientVersion})`,
           codexHome: process.env.CODEX_HOME ?? '',
           platformFamily: process.platform === 'win32' ? 'windows' : 'unix',
           platformOs: process.platform,
-        })
+        }
+        if (!(await this.answer(method, id, result))) return
+        if (this.faultAt('after-init')) return
+        this.notifyAfter(method)
         return
       }
       case 'thread/start':
-        this.threadId = this.script.threadId ?? THREAD_ID
-        if (this.answer(method, id, this.threadResult(params))) this.notify('thread/started', { thread: this.thread(params) })
-        return
-      case 'thread/resume':
-        this.threadId = params.threadId
-        this.answer(method, id, this.threadResult(params))
-        return
-      case 'config/read':
-        this.send({ id, result: { config: { mcp_servers: {} }, origins: {} } })
-        return
-      case 'experimentalFeature/list': {
-        // Every feature the client switched off (`-c features.<name>=false`), reported off.
-        const off = []
-        for (let i = 0; i + 1 < this.argv.length; i++) {
-          const match = this.argv[i] === '-c' && /^features\.([\w.-]+)=false$/.exec(this.argv[i + 1])
-          if (match) off.push(match[1])
-        }
-        const data = off.map((name) => ({ name, stage: 'stable', enabled: false, defaultEnabled: true }))
-        this.send({ id, result: { data, nextCursor: null } })
+      case 'thread/resume': {
+        this.threadId = method === 'thread/start' ? (this.script.threadId ?? THREAD_ID) : params.threadId
+        this.threadConfig = params.config ?? null
+        const result = this.threadResult(params)
+        if (!(await this.answer(method, id, result))) return
+        if (method === 'thread/start' && !this.omit.has('threadStarted')) this.notify('thread/started', { thread: result.thread })
+        if (this.faultAt('after-thread')) return
+        this.notifyAfter(method)
         return
       }
-      case 'mcpServerStatus/list':
-        this.send({ id, result: { data: [], nextCursor: null } })
+      case 'config/read': {
+        const servers = Object.entries(this.script.mcpServers ?? {}).map(([name, server]) => [name, server.config ?? {}])
+        this.send({ id, result: { config: { mcp_servers: Object.fromEntries(servers) }, origins: {} } })
         return
-      case 'turn/start':
+      }
+      case 'experimentalFeature/list':
+        this.send({ id, result: this.page(this.features(), params.cursor) })
+        return
+      case 'mcpServerStatus/list':
+        this.send({ id, result: this.page(this.mcpStatuses(), params.cursor) })
+        return
+      case 'turn/start': {
         if (params.threadId !== this.threadId) {
           this.send({ error: { code: -32600, message: `thread not found: ${params.threadId}` }, id })
           return
         }
         this.turn = { threadId: this.threadId, turnId: this.script.turnId ?? TURN_ID, cwd: params.cwd ?? process.cwd(), input: params.input }
-        if (this.answer(method, id, { turn: this.turnObject('inProgress', { started: false }) })) {
+        if (this.script.earlyTurnStarted) this.turnStarted(this.ids())
+        if (await this.answer(method, id, { turn: wire.turn(this.turn.turnId, 'inProgress', { started: false }) })) {
           this.play().catch((error) => this.log({ event: 'script-error', message: String(error && error.stack) }))
         }
         return
+      }
       case 'turn/interrupt': {
         if (!this.turn || this.turnDone || params.turnId !== this.turn.turnId) {
           this.send({ error: { code: -32600, message: 'no active turn to interrupt' }, id })
           return
         }
         const mode = this.script.interrupt ?? 'honour'
-        if (mode === 'exit') return void this.exit(0)
+        if (mode === 'exit') {
+          this.log({ event: 'exit-on-interrupt' })
+          return void this.exit(0)
+        }
         this.send({ id, result: {} })
         if (mode === 'honour') {
+          this.interrupted = true
           this.status({ type: 'idle' })
           this.complete('interrupted', [], null)
         }
@@ -219,10 +381,7 @@ class FakeCodex {
       if (scripted.exit.stderr) process.stderr.write(`${scripted.exit.stderr}\n`)
       return void this.exit(scripted.exit.code ?? 1)
     }
-    if (scripted.error) {
-      const { code = -32600, message = `${method} failed`, data } = scripted.error
-      return void this.send({ error: data === undefined ? { code, message } : { code, message, data }, id })
-    }
+    if (scripted.error) return void this.refuse(method, id, scripted.error)
     if (scripted.pages) {
       // The page a cursor names is its index: the first page has none, the last gives none.
       const at = params.cursor ? Number(params.cursor) : 0
@@ -233,58 +392,7 @@ class FakeCodex {
   }
 
   // -------------------------------------------------------------------------------------------
-  // wire shapes (as codex-cli 0.171.0 sends them)
-
-  thread(params) {
-    const t = nowS()
-    const cwd = params.cwd ?? process.cwd()
-    return {
-      id: this.threadId,
-      sessionId: this.threadId,
-      preview: '',
-      ephemeral: false,
-      modelProvider: 'openai',
-      model: params.model ?? 'gpt-fake',
-      createdAt: t,
-      updatedAt: t,
-      status: { type: 'idle' },
-      path: null,
-      cwd,
-      cliVersion: this.version,
-      source: 'vscode',
-      turns: [],
-    }
-  }
-
-  threadResult(params) {
-    const cwd = params.cwd ?? process.cwd()
-    const sandbox = { 'read-only': { type: 'readOnly', networkAccess: false }, 'workspace-write': { type: 'workspaceWrite' }, 'danger-full-access': { type: 'dangerFullAccess' } }
-    return {
-      thread: this.thread(params),
-      model: params.model ?? 'gpt-fake',
-      modelProvider: 'openai',
-      cwd,
-      approvalPolicy: params.approvalPolicy ?? 'on-request',
-      approvalsReviewer: 'user',
-      sandbox: sandbox[params.sandbox] ?? sandbox['read-only'],
-      reasoningEffort: null,
-    }
-  }
-
-  turnObject(status, { items = [], error = null, started = true } = {}) {
-    const done = status !== 'inProgress'
-    return {
-      id: this.turn.turnId,
-      rootTurnId: this.turn.turnId,
-      items,
-      itemsView: items.length ? 'summary' : 'notLoaded',
-      status,
-      error,
-      startedAt: started ? nowS() : null,
-      completedAt: done ? nowS() : null,
-      durationMs: done ? 1 : null,
-    }
-  }
+  // the turn
 
   ids() {
     return { threadId: this.turn.threadId, turnId: this.turn.turnId }
@@ -300,6 +408,10 @@ class FakeCodex {
     this.notify('thread/status/changed', { threadId: this.turn.threadId, status })
   }
 
+  turnStarted({ threadId, turnId }) {
+    this.notify('turn/started', { threadId, turn: wire.turn(turnId, 'inProgress') })
+  }
+
   itemStarted(item) {
     this.notify('item/started', { item, ...this.ids(), startedAtMs: item.startedAtMs })
   }
@@ -312,53 +424,63 @@ class FakeCodex {
     this.turnDone = true
     for (const resolve of this.pending.values()) resolve(null)
     this.pending.clear()
-    this.notify('turn/completed', { threadId: this.turn.threadId, turn: this.turnObject(status, { items, error }) })
+    this.notify('turn/completed', { threadId: this.turn.threadId, turn: wire.turn(this.turn.turnId, status, { items, error }) })
   }
-
-  // -------------------------------------------------------------------------------------------
-  // the turn
 
   async play() {
-    this.status({ type: 'active', activeFlags: [] })
-    this.notify('turn/started', { threadId: this.turn.threadId, turn: this.turnObject('inProgress') })
-    const text = (this.turn.input ?? []).filter((i) => i && i.type === 'text').map((i) => i.text).join('\n')
-    const user = { type: 'userMessage', id: this.id('user'), clientId: null, content: [{ type: 'text', text, text_elements: [] }], startedAtMs: nowMs() }
-    this.itemStarted(user)
-    this.itemCompleted({ ...user, completedAtMs: nowMs() })
-    for (const step of this.script.steps ?? []) {
-      if (this.turnDone) return
-      if ((await this.step(step)) === 'end') return
+    if (this.faultAt('after-ack')) return
+    if (!this.omit.has('status')) this.status({ type: 'active', activeFlags: [] })
+    if (!this.script.earlyTurnStarted && !this.omit.has('turnStarted')) this.turnStarted(this.ids())
+    if (!this.omit.has('userMessage')) {
+      const text = (this.turn.input ?? []).filter((i) => i && i.type === 'text').map((i) => i.text).join('\n')
+      const user = { type: 'userMessage', id: this.id('user'), clientId: null, content: [{ type: 'text', text, text_elements: [] }], startedAtMs: nowMs() }
+      this.itemStarted(user)
+      this.itemCompleted({ ...user, completedAtMs: nowMs() })
     }
-    if (this.turnDone) return
-    this.status({ type: 'idle' })
+    if ((await this.steps(this.script.steps ?? [])) === 'end' || this.interrupted || this.turnDone) return
+    if (!this.omit.has('status')) this.status({ type: 'idle' })
     this.complete('completed', this.lastMessage ? [this.lastMessage] : [], null)
+    this.faultAt('after-completed')
   }
 
-  /** Plays one step; 'end' when the turn (or the process) ends with it. */
+  /** Plays steps in order; 'end' when the turn (or the process) ended with one of them. */
+  async steps(steps) {
+    for (const step of steps) {
+      if (this.interrupted) return 'end'
+      if ((await this.step(step)) === 'end') return 'end'
+    }
+    return undefined
+  }
+
+  messageItem(message, completedAtMs = null) {
+    return wire.agentMessage({ ...message, completedAtMs })
+  }
+
   async step(step) {
     const ids = this.ids()
     switch (step.type) {
       case 'message': {
-        const id = this.id('msg', step.id)
+        let message = this.open.get(step.id)
+        if (!message) {
+          message = { id: this.id('msg', step.id), text: '', phase: step.phase ?? null, startedAtMs: nowMs() }
+          this.open.set(message.id, message)
+          this.itemStarted(this.messageItem(message))
+        } else if (step.restart) {
+          // Codex starts an item over when it retries the model response.
+          message.text = ''
+          this.itemStarted(this.messageItem(message))
+        }
         const deltas = typeof step.text === 'string' ? [step.text] : step.text
-        const startedAtMs = nowMs()
-        const item = (text, completedAtMs = null) => ({
-          type: 'agentMessage',
-          moderation: null,
-          id,
-          text,
-          phase: step.phase ?? null,
-          memoryCitation: null,
-          delivery: null,
-          questions: null,
-          startedAtMs,
-          completedAtMs,
-        })
-        this.itemStarted(item(''))
-        for (const delta of deltas) this.notify('item/agentMessage/delta', { ...ids, itemId: id, delta })
-        this.lastMessage = item(deltas.join(''), nowMs())
+        for (const [i, delta] of deltas.entries()) {
+          this.notify('item/agentMessage/delta', { ...ids, itemId: message.id, delta })
+          message.text += delta
+          if (i === 0 && this.faultAt('mid-stream')) return 'end'
+        }
+        if (step.open) return undefined
+        this.open.delete(message.id)
+        this.lastMessage = this.messageItem(message, nowMs())
         this.itemCompleted(this.lastMessage)
-        return
+        return undefined
       }
       case 'reasoning': {
         const id = this.id('rs', step.id)
@@ -382,7 +504,7 @@ class FakeCodex {
           startedAtMs,
           completedAtMs: nowMs(),
         })
-        return
+        return undefined
       }
       case 'command': {
         const id = this.id('call', step.id)
@@ -415,23 +537,14 @@ class FakeCodex {
           durationMs: 1,
           completedAtMs: nowMs(),
         })
-        return
+        return undefined
       }
       case 'usage': {
-        const input = step.input ?? 0
-        const output = step.output ?? 0
-        const last = {
-          totalTokens: step.total ?? input + output,
-          inputTokens: input,
-          cachedInputTokens: step.cached ?? 0,
-          cacheWriteInputTokens: 0,
-          outputTokens: output,
-          reasoningOutputTokens: step.reasoning ?? 0,
-        }
+        const last = wire.usage(step)
         for (const key of Object.keys(this.threadUsage)) this.threadUsage[key] += last[key]
         const modelContextWindow = step.contextWindow === undefined ? 258400 : step.contextWindow
         this.notify('thread/tokenUsage/updated', { ...ids, tokenUsage: { total: { ...this.threadUsage }, last, modelContextWindow } })
-        return
+        return undefined
       }
       case 'retry':
         this.notify('error', {
@@ -444,26 +557,42 @@ class FakeCodex {
           willRetry: true,
           ...ids,
         })
-        return
-      case 'serverRequest': {
-        const id = this.nextRequestId++
-        const reply = new Promise((resolve) => this.pending.set(id, resolve))
-        this.send({ method: step.method, id, params: { ...ids, ...step.params } })
-        await reply
-        return
-      }
+        return undefined
+      case 'serverRequest':
+        return this.serverRequest(step, ids)
+      case 'replies':
+        return this.replies(step)
       case 'notification':
         this.notify(step.method, step.unscoped ? (step.params ?? {}) : { ...ids, ...step.params })
-        return
+        return undefined
+      case 'notifications': {
+        // One write, as a busy server's pipe delivers them.
+        const at = nowMs()
+        const lines = step.notifications.map(({ method, params = {}, unscoped }) =>
+          JSON.stringify({ method, params: unscoped ? params : { ...ids, ...params }, emittedAtMs: at }),
+        )
+        this.writeRaw(lines.join('\n') + '\n', `${lines.length} notifications`)
+        return undefined
+      }
+      case 'stream':
+        return this.stream(step, ids)
       case 'stderr':
-        process.stderr.write(step.text.endsWith('\n') ? step.text : `${step.text}\n`)
-        return
+        process.stderr.write(withNewline(step.text))
+        return undefined
+      case 'stderrFlood':
+        return this.stderrFlood(step, ids)
       case 'delay':
         await sleep(step.ms)
-        return
+        return undefined
       case 'hang':
         await forever()
         return 'end'
+      case 'deaf':
+        // Reads nothing more: whatever the client writes fills the pipe, and its writes block.
+        process.stdin.pause()
+        this.hung = true
+        this.log({ event: 'deaf' })
+        return undefined
       case 'fail': {
         const error = {
           message: step.message,
@@ -477,17 +606,184 @@ class FakeCodex {
         return 'end'
       }
       case 'exit':
-        if (step.stderr) process.stderr.write(step.stderr.endsWith('\n') ? step.stderr : `${step.stderr}\n`)
+        if (step.stderr) process.stderr.write(withNewline(step.stderr))
         await this.exit(step.code ?? 1)
         return 'end'
       case 'garbage':
-        process.stdout.write(`${step.line ?? 'this is not JSON'}\n`)
+        this.writeRaw(`${step.line ?? 'this is not JSON'}\n`, 'garbage')
         await forever()
         return 'end'
+      case 'raw': {
+        const data = step.base64 !== undefined ? Buffer.from(step.base64, 'base64') : Buffer.from(step.text ?? '')
+        this.writeRaw(step.newline === false ? data : Buffer.concat([data, Buffer.from('\n')]), 'raw')
+        return undefined
+      }
+      case 'send':
+        if (step.newline === false) this.writeRaw(JSON.stringify(step.frame), 'a frame without its newline')
+        else this.send(step.frame)
+        return undefined
+      case 'batch': {
+        this.capture = []
+        const end = await this.steps(step.steps)
+        const frames = this.capture
+        this.capture = null
+        this.send(frames)
+        return end
+      }
+      case 'hugeLine': {
+        const head = `{"method":"item/agentMessage/delta","params":{"threadId":"${ids.threadId}","turnId":"${ids.turnId}","itemId":"msg_huge","delta":"`
+        this.writeRaw(head + 'x'.repeat(step.megabytes * 1024 * 1024) + '"},"emittedAtMs":1}\n', `a ${step.megabytes} MB line`)
+        return undefined
+      }
+      case 'turnStarted':
+        this.turnStarted({ ...ids, ...pick(step, ['threadId', 'turnId']) })
+        return undefined
+      case 'turnCompleted':
+        return this.turnCompleted(step, ids)
       default:
         throw new Error(`unknown step ${JSON.stringify(step.type)}`)
     }
   }
+
+  async serverRequest(step, ids) {
+    const params = step.unscoped ? (step.params ?? {}) : { ...ids, ...step.params }
+    const sent = []
+    const lines = []
+    for (let i = 0; i < (step.count ?? 1); i++) {
+      const id = this.nextRequestId++
+      sent.push({ id, method: step.method, reply: new Promise((resolve) => this.pending.set(id, resolve)) })
+      lines.push({ method: step.method, id, params })
+    }
+    if (lines.length === 1) this.send(lines[0])
+    else this.writeRaw(lines.map((frame) => JSON.stringify(frame)).join('\n') + '\n', `${lines.length} ${step.method} requests`)
+    if (step.wait === false) this.outstanding.push(...sent)
+    else await Promise.all(sent.map((r) => r.reply))
+    return undefined
+  }
+
+  /** Waits for the replies to the server requests sent without waiting (up to `timeoutMs`). */
+  async replies(step) {
+    const waiting = this.outstanding.splice(0)
+    await Promise.all(
+      waiting.map(({ id, method, reply }) => {
+        if (step.timeoutMs === undefined) return reply
+        let timer
+        const late = new Promise((resolve) => (timer = setTimeout(() => resolve('late'), step.timeoutMs)))
+        return Promise.race([reply, late]).then((answer) => {
+          clearTimeout(timer)
+          if (answer === 'late') this.log({ event: 'server-request-timeout', id, method })
+        })
+      }),
+    )
+    return undefined
+  }
+
+  /**
+   * `count` agent-message deltas (0: until the turn ends), their text the sequence number or
+   * the monotonic clock. Pre-serialised, and with no interval written as fast as the pipe
+   * takes them: the fast mode of the benchmarks.
+   */
+  async stream(step, ids) {
+    const perMessage = step.perMessage || Infinity
+    const base = step.id ?? 'msg'
+    const prefix = (n) => `{"method":"item/agentMessage/delta","params":{"threadId":${JSON.stringify(ids.threadId)},"turnId":${JSON.stringify(ids.turnId)},"itemId":${JSON.stringify(`${base}.${n}`)},"delta":"`
+    let message = { id: `${base}.0`, text: '', phase: null, startedAtMs: nowMs() }
+    let head = prefix(0)
+    const itemLine = (method, item, extra) =>
+      JSON.stringify({ method, params: { item, ...ids, ...extra }, emittedAtMs: nowMs() })
+    const started = () => itemLine('item/started', this.messageItem(message), { startedAtMs: message.startedAtMs })
+    // Not the final message of turn/completed's items: a long stream's text would go out twice.
+    this.lastMessage = null
+    const completed = () => itemLine('item/completed', this.messageItem(message, nowMs()), { contentTokenCount: null, completedAtMs: nowMs() })
+    /** The lines of delta `i`, each ending in a newline: its message's start (and the end of the one before) first. */
+    const linesOf = (i, text, at) => {
+      let lines = ''
+      if (i > 0 && i % perMessage === 0) {
+        lines += completed() + '\n'
+        const n = i / perMessage
+        message = { id: `${base}.${n}`, text: '', phase: null, startedAtMs: nowMs() }
+        head = prefix(n)
+      }
+      if (i % perMessage === 0) lines += started() + '\n'
+      message.text += text
+      return `${lines}${head}${text}"},"emittedAtMs":${at}}\n`
+    }
+    this.log({ event: 'wrote', what: `a stream of ${step.count || 'unbounded'} deltas` })
+    const out = process.stdout
+    if (!step.intervalMs && step.count > 0) {
+      const chunks = []
+      let chunk = ''
+      const at = nowMs()
+      for (let i = 0; i < step.count; i++) {
+        chunk += linesOf(i, String(i), at)
+        if (i % 4096 === 4095) {
+          chunks.push(Buffer.from(chunk))
+          chunk = ''
+        }
+      }
+      chunks.push(Buffer.from(chunk + completed() + '\n'))
+      for (const chunk of chunks) {
+        if (this.turnDone) return 'end'
+        if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve))
+      }
+      return undefined
+    }
+    for (let i = 0; step.count === 0 || i < step.count; i++) {
+      if (this.turnDone) return 'end'
+      const text = step.clock ? process.hrtime.bigint().toString() : String(i)
+      out.write(linesOf(i, text, nowMs()))
+      await sleep(step.intervalMs ?? 0)
+    }
+    if (this.turnDone) return 'end'
+    out.write(completed() + '\n')
+    return undefined
+  }
+
+  /** `megabytes` of 1 KiB lines on stderr, each 64 KiB taken by the reader before the next. */
+  async stderrFlood(step, ids) {
+    const chunk = ('E'.repeat(1023) + '\n').repeat(64)
+    const chunks = step.megabytes * 16
+    // The open message (if any) gets a delta every 2 MiB: the stream goes on meanwhile.
+    const message = [...this.open.values()].at(-1)
+    for (let i = 0; i < chunks; i++) {
+      await new Promise((resolve) => process.stderr.write(chunk, resolve))
+      if (message && i % 32 === 0) {
+        const delta = `[${i}]`
+        message.text += delta
+        this.notify('item/agentMessage/delta', { ...ids, itemId: message.id, delta })
+      }
+    }
+    this.log({ event: 'stderr-written', bytes: chunks * chunk.length })
+    return undefined
+  }
+
+  /** turn/completed for this turn (which ends it) or, with other ids, for another one. */
+  turnCompleted(step, ids) {
+    const target = { ...ids, ...pick(step, ['threadId', 'turnId']) }
+    const ours = target.threadId === ids.threadId && target.turnId === ids.turnId
+    const items =
+      step.message !== undefined
+        ? [wire.agentMessage({ id: this.id('msg'), text: step.message, completedAtMs: nowMs() })]
+        : ours && this.lastMessage
+          ? [this.lastMessage]
+          : []
+    const error = step.error
+      ? { message: step.error.message, codexErrorInfo: step.error.codexErrorInfo ?? 'other', additionalDetails: step.error.additionalDetails ?? null, misalignment: null }
+      : null
+    const frame = { method: 'turn/completed', params: { threadId: target.threadId, turn: wire.turn(target.turnId, step.status ?? 'completed', { items, error }) }, emittedAtMs: nowMs() }
+    if (step.newline === false) this.writeRaw(JSON.stringify(frame), 'turn/completed without its newline')
+    else this.send(frame)
+    if (ours) {
+      this.turnDone = true
+      for (const resolve of this.pending.values()) resolve(null)
+      this.pending.clear()
+    }
+    return undefined
+  }
+}
+
+function pick(object, keys) {
+  return Object.fromEntries(keys.filter((k) => object[k] !== undefined).map((k) => [k, object[k]]))
 }
 
 module.exports = { run }

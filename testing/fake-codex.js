@@ -1,11 +1,14 @@
 'use strict'
 // `writeFakeCodex(script)`: writes an executable that plays a scripted `codex app-server`
-// (fake-codex-server.js) and returns its path, to pass as `codexPath`. `fakeCodexRuns(path)`
+// (fake-codex-server.js, the one fake of this package's own tests, benchmarks and apps alike)
+// and returns its path, to pass as `codexPath`. `fakeCodexRuns(path)`
 // reads back what each of its processes was started with and received.
 
 const { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } = require('node:fs')
 const { tmpdir } = require('node:os')
 const { basename, dirname, join } = require('node:path')
+
+const { GRANDCHILD_MODES } = require('./fake-codex-process.js')
 
 const SERVER = join(__dirname, 'fake-codex-server.js')
 const LOG = 'calls.jsonl'
@@ -22,44 +25,73 @@ const STEPS = {
   usage: {},
   retry: {},
   serverRequest: { method: 'string' },
+  replies: {},
   notification: { method: 'string' },
+  notifications: { notifications: 'array' },
+  stream: { count: 'number' },
   stderr: { text: 'string' },
+  stderrFlood: { megabytes: 'number' },
   delay: { ms: 'number' },
   hang: {},
+  deaf: {},
   fail: { message: 'string' },
   exit: {},
   garbage: {},
+  raw: {},
+  send: {},
+  batch: { steps: 'array' },
+  hugeLine: { megabytes: 'number' },
+  turnStarted: {},
+  turnCompleted: {},
 }
+const OMITTABLE = ['threadStarted', 'status', 'userMessage', 'turnStarted']
+const FAULT_PHASES = ['before-init', 'after-init', 'after-thread', 'after-ack', 'mid-stream', 'after-completed']
+const FAULT_ACTIONS = ['exit', 'hang', 'garbage', 'close-stdout', 'kill']
+const SANDBOXES = ['read-only', 'workspace-write', 'danger-full-access']
+
+const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value)
+const isStrings = (value) => Array.isArray(value) && value.every((d) => typeof d === 'string')
 
 /** Throws a TypeError naming the first field of `script` that is not what the fake plays. */
 function checkScript(script) {
   const fail = (path, what) => {
     throw new TypeError(`writeFakeCodex: script${path} ${what}`)
   }
-  if (script === null || typeof script !== 'object' || Array.isArray(script)) fail('', 'must be an object')
+  const oneOf = (path, value, allowed) => {
+    if (value !== undefined && !allowed.includes(value)) fail(path, `must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`)
+  }
+  const checkSteps = (steps, at) => {
+    steps.forEach((step, i) => {
+      const path = `${at}[${i}]`
+      if (!isObject(step)) fail(path, 'must be an object with a type')
+      const fields = STEPS[step.type]
+      if (!fields) fail(`${path}.type`, `must be one of ${Object.keys(STEPS).join(', ')}, got ${JSON.stringify(step.type)}`)
+      for (const [field, kind] of Object.entries(fields)) {
+        const value = step[field]
+        const ok =
+          kind === 'text'
+            ? typeof value === 'string' || isStrings(value)
+            : kind === 'array'
+              ? Array.isArray(value)
+              : typeof value === kind && (kind !== 'number' || (Number.isFinite(value) && value >= 0))
+        if (!ok) {
+          const what = { text: 'a string or an array of strings (the deltas)', array: 'an array', number: 'a non-negative number' }[kind] ?? `a ${kind}`
+          fail(`${path}.${field}`, `must be ${what}`)
+        }
+      }
+      if (step.type === 'batch') checkSteps(step.steps, `${path}.steps`)
+    })
+  }
+  if (!isObject(script)) fail('', 'must be an object')
   if (script.steps !== undefined && !Array.isArray(script.steps)) fail('.steps', 'must be an array')
-  ;(script.steps ?? []).forEach((step, i) => {
-    const at = `.steps[${i}]`
-    if (step === null || typeof step !== 'object') fail(at, 'must be an object with a type')
-    const fields = STEPS[step.type]
-    if (!fields) fail(`${at}.type`, `must be one of ${Object.keys(STEPS).join(', ')}, got ${JSON.stringify(step.type)}`)
-    for (const [field, kind] of Object.entries(fields)) {
-      const value = step[field]
-      const ok =
-        kind === 'text'
-          ? typeof value === 'string' || (Array.isArray(value) && value.every((d) => typeof d === 'string'))
-          : typeof value === kind && (kind !== 'number' || (Number.isFinite(value) && value >= 0))
-      if (!ok) fail(`${at}.${field}`, kind === 'text' ? 'must be a string or an array of strings (the deltas)' : `must be a ${kind === 'number' ? 'non-negative number' : kind}`)
-    }
-  })
+  checkSteps(script.steps ?? [], '.steps')
   if (script.interrupt !== undefined && !['honour', 'ignore', 'exit'].includes(script.interrupt)) {
     fail('.interrupt', `must be 'honour', 'ignore' or 'exit'`)
   }
   for (const [method, answer] of Object.entries(script.answer ?? {})) {
     if (!HANDSHAKE.includes(method)) fail(`.answer`, `names ${JSON.stringify(method)}; it can answer ${HANDSHAKE.join(', ')}`)
-    if (answer !== 'never' && !(answer && typeof answer === 'object' && answer.error && typeof answer.error === 'object')) {
-      fail(`.answer[${JSON.stringify(method)}]`, `must be 'never' or { error: { code?, message, data? } }`)
-    }
+    const ok = answer === 'never' || answer === 'twice' || (isObject(answer) && (isObject(answer.error) || (Number.isFinite(answer.delayMs) && answer.delayMs >= 0)))
+    if (!ok) fail(`.answer[${JSON.stringify(method)}]`, `must be 'never' or { error: { code?, message, data? } }, 'twice' or { delayMs }`)
   }
   if (script.calls !== undefined && (script.calls === null || typeof script.calls !== 'object' || Array.isArray(script.calls))) {
     fail('.calls', 'must be an object')
@@ -79,6 +111,27 @@ function checkScript(script) {
   }
   for (const field of ['version', 'threadId', 'turnId']) {
     if (script[field] !== undefined && (typeof script[field] !== 'string' || !script[field])) fail(`.${field}`, 'must be a non-empty string')
+  }
+  for (const field of ['preamble', 'echoEnv', 'logEnv']) {
+    if (script[field] !== undefined && !isStrings(script[field])) fail(`.${field}`, 'must be an array of strings')
+  }
+  for (const field of ['linger', 'ignoreSigterm', 'earlyTurnStarted']) {
+    if (script[field] !== undefined && typeof script[field] !== 'boolean') fail(`.${field}`, 'must be a boolean')
+  }
+  for (const field of ['threadUsage', 'mcpServers', 'features', 'handshakeNotifications']) {
+    if (script[field] !== undefined && !isObject(script[field])) fail(`.${field}`, 'must be an object')
+  }
+  ;(script.omit ?? []).forEach((frame, i) => oneOf(`.omit[${i}]`, frame, OMITTABLE))
+  ;(script.grandchildren ?? []).forEach((mode, i) => oneOf(`.grandchildren[${i}]`, mode, GRANDCHILD_MODES))
+  oneOf('.sandbox', script.sandbox, SANDBOXES)
+  if (script.pageSize !== undefined && !(Number.isInteger(script.pageSize) && script.pageSize > 0)) fail('.pageSize', 'must be a positive integer')
+  if (script.fault !== undefined) {
+    if (!isObject(script.fault)) fail('.fault', 'must be an object { phase, action }')
+    oneOf('.fault.phase', script.fault.phase ?? null, FAULT_PHASES)
+    oneOf('.fault.action', script.fault.action ?? null, FAULT_ACTIONS)
+  }
+  if (script.relay !== undefined && !(isObject(script.relay) && typeof script.relay.codexPath === 'string' && script.relay.codexPath)) {
+    fail('.relay', 'must be { codexPath, dropThreadConfig? }')
   }
   try {
     JSON.stringify(script)
@@ -163,14 +216,22 @@ function fakeCodexRuns(codexPath) {
     } catch {
       continue // a line cut by a process that was killed while writing it
     }
-    let run = runs.get(entry.pid)
+    const { run: pid, ...rest } = entry
+    let run = runs.get(pid)
     if (!run) {
-      run = { pid: entry.pid, argv: [], cwd: '', received: [], exitCode: null }
-      runs.set(entry.pid, run)
+      run = { pid, argv: [], cwd: '', pgid: null, env: {}, received: [], unparsed: [], sent: [], events: [], stdinClosed: false, grandchildren: [], exitCode: null }
+      runs.set(pid, run)
     }
-    if (entry.event === 'start') Object.assign(run, { argv: entry.argv, cwd: entry.cwd })
-    else if (entry.event === 'exit') run.exitCode = entry.code
-    else if ('received' in entry) run.received.push(entry.received)
+    if (rest.event === 'start') Object.assign(run, { argv: rest.argv, cwd: rest.cwd, pgid: rest.pgid ?? null, env: rest.env ?? {} })
+    else if ('received' in rest) run.received.push(rest.received)
+    else if ('unparsed' in rest) run.unparsed.push(rest.unparsed)
+    else if ('sent' in rest) run.sent.push(rest.sent)
+    else if (rest.event) {
+      run.events.push(rest)
+      if (rest.event === 'exit') run.exitCode = rest.code
+      if (rest.event === 'stdin-closed') run.stdinClosed = true
+      if (rest.event === 'grandchild') run.grandchildren.push({ pid: rest.pid, mode: rest.mode })
+    }
   }
   return [...runs.values()].map((run) => ({
     ...run,

@@ -2,36 +2,8 @@
 
 import type { RecordedRequest, ScriptedResponse } from './mock-responses.js'
 
-export {
-  sse,
-  hang,
-  closeEarly,
-  httpError,
-  usage,
-  created,
-  completed,
-  reasoningItem,
-  messageItem,
-  execCommandItem,
-  response,
-  messageResponse,
-  execCommandResponse,
-  jsonMessageResponse,
-  failedResponse,
-  functionCallOutputs,
-  start as startMockResponses,
-} from './mock-responses.js'
-export type {
-  SseEvent,
-  SseResponse,
-  HttpErrorResponse,
-  RecordedRequest,
-  ScriptedResponse,
-  MockServer,
-  SseUsage,
-  Deltas,
-  ReasoningOptions,
-} from './mock-responses.js'
+export * from './mock-responses.js'
+export { start as startMockResponses } from './mock-responses.js'
 export { codexBinaryPath, createCodexHome, createGitCwd, isolatedEnv } from './codex-home.js'
 export type { CodexHome, GitCwd } from './codex-home.js'
 
@@ -51,10 +23,20 @@ export type FakeServerRequestMethod =
   | 'mcpServer/elicitation/request'
   | (string & {})
 
+/** A notification of a script (`threadId`/`turnId` of the turn are added unless `unscoped`). */
+export interface FakeNotification {
+  method: string
+  params?: Record<string, unknown>
+  unscoped?: boolean
+}
+
 /** One step of the fake's turn, played in order after `turn/start`. */
 export type FakeStep =
-  /** An agent message: `itemStarted`, a `messageDelta` per delta, `itemCompleted`. The last one is the final message. */
-  | { type: 'message'; text: FakeText; id?: string; phase?: 'commentary' | 'final_answer' | null }
+  /**
+   * An agent message: `itemStarted`, a `messageDelta` per delta, `itemCompleted`. The last one is the final message.
+   * `open` leaves it open: a later step with its `id` streams more of it (`restart`: from the start, with a new `itemStarted`, as Codex does when it retries).
+   */
+  | { type: 'message'; text: FakeText; id?: string; phase?: 'commentary' | 'final_answer' | null; open?: boolean; restart?: boolean }
   /** A reasoning item: each entry of `summary` is a summary part, each of `text` a raw content part. */
   | { type: 'reasoning'; summary?: FakeText[]; text?: FakeText[]; id?: string }
   /** A command with its output (`commandOutput` per chunk); a non-zero `exitCode` marks it failed. */
@@ -63,24 +45,70 @@ export type FakeStep =
   | { type: 'usage'; input?: number; cached?: number; output?: number; reasoning?: number; total?: number; contextWindow?: number | null }
   /** Codex retrying (`retrying` event), not a failure. */
   | { type: 'retry'; message?: string; codexErrorInfo?: unknown; additionalDetails?: string | null }
-  /** A server request (`serverRequest` event with the runner's reply); the turn waits for the reply. */
-  | { type: 'serverRequest'; method: FakeServerRequestMethod; params?: Record<string, unknown> }
+  /**
+   * A server request (`serverRequest` event with the runner's reply); the turn waits for the reply, unless `wait: false` (then a later `replies` step waits).
+   * `count` sends it that many times in one write; `unscoped` leaves the turn's ids out of its params.
+   */
+  | { type: 'serverRequest'; method: FakeServerRequestMethod; params?: Record<string, unknown>; unscoped?: boolean; wait?: boolean; count?: number }
+  /** Waits for the replies to the server requests sent with `wait: false` (a missing one is logged as `server-request-timeout` after `timeoutMs`). */
+  | { type: 'replies'; timeoutMs?: number }
   /** Any notification; `threadId`/`turnId` of the turn are added unless `unscoped`. */
-  | { type: 'notification'; method: string; params?: Record<string, unknown>; unscoped?: boolean }
+  | ({ type: 'notification' } & FakeNotification)
+  /** Notifications written at once, in one write. */
+  | { type: 'notifications'; notifications: FakeNotification[] }
+  /**
+   * `count` deltas of agent messages `<id>.0`, `<id>.1`, … (`id` default `msg`; `perMessage` deltas each, default all in one), their text the
+   * sequence number or with `clock` the monotonic clock in ns; `count: 0` streams until the turn ends. Without `intervalMs` they are
+   * pre-serialised and written as fast as the pipe takes them (the benchmarks' fast mode). turn/completed does not repeat them in its items.
+   */
+  | { type: 'stream'; count: number; id?: string; perMessage?: number; intervalMs?: number; clock?: boolean }
   /** A line on stderr (a `diagnostic` event). */
   | { type: 'stderr'; text: string }
+  /** `megabytes` of 1 KiB lines on stderr, each 64 KiB waiting for the reader; an open message gets a delta every 2 MiB meanwhile. */
+  | { type: 'stderrFlood'; megabytes: number }
   | { type: 'delay'; ms: number }
   /** The turn stops here and never ends by itself: abort it (see `interrupt`). */
   | { type: 'hang' }
+  /** The fake stops reading its stdin: what the runner writes fills the pipe (and the fake answers nothing more). */
+  | { type: 'deaf' }
   /** Codex fails the turn: source `turn`, code `TURN_FAILED`, `message` verbatim. */
   | { type: 'fail'; message: string; codexErrorInfo?: unknown; additionalDetails?: string | null }
   /** The process exits (default code 1): source `exit`, code `PROCESS_EXITED`, `stderr` in the tail. */
   | { type: 'exit'; code?: number; stderr?: string }
-  /** A line that is not JSON on stdout: source `parse`, code `MALFORMED_FRAME`. */
+  /** A line that is not JSON on stdout, then nothing more: source `parse`, code `MALFORMED_FRAME`. */
   | { type: 'garbage'; line?: string }
+  /** Bytes on stdout as given (`text`, or `base64` for bytes that are not UTF-8), then a newline unless `newline: false`; the turn goes on. */
+  | { type: 'raw'; text?: string; base64?: string; newline?: boolean }
+  /** Any JSON value as one line, as given (a response to an id never used, …); `newline: false` leaves the line unterminated. */
+  | { type: 'send'; frame: unknown; newline?: boolean }
+  /** The frames of `steps` as one JSON array on one line (a batch, which the stdio wire does not have). */
+  | { type: 'batch'; steps: FakeStep[] }
+  /** A delta notification line of `megabytes` MB (beyond any frame limit). */
+  | { type: 'hugeLine'; megabytes: number }
+  /** `turn/started` of another thread or turn (this turn's own is sent before the steps). */
+  | { type: 'turnStarted'; threadId?: string; turnId?: string }
+  /**
+   * `turn/completed` now: of this turn (it ends; later steps still play, e.g. `exit`), or of another thread or turn (this one goes on);
+   * `message` is an agent message in its items, `newline: false` leaves the line unterminated.
+   */
+  | {
+      type: 'turnCompleted'
+      threadId?: string
+      turnId?: string
+      status?: 'completed' | 'failed' | 'interrupted'
+      message?: string
+      error?: { message: string; codexErrorInfo?: unknown; additionalDetails?: string | null }
+      newline?: boolean
+    }
 
 /** A request of the handshake the script can answer differently. */
 export type FakeHandshakeRequest = 'initialize' | 'thread/start' | 'thread/resume' | 'turn/start'
+
+/** Where in the turn a `fault` happens: before or after the handshake's answers, after the first delta of the first message, after `turn/completed`. */
+export type FakeFaultPhase = 'before-init' | 'after-init' | 'after-thread' | 'after-ack' | 'mid-stream' | 'after-completed'
+
+/** Grandchildren a fake can start (sleepers, logged with their pid): in its process group (stdio ignored or inherited), in a group or session of their own, double-forked (`setsid -f`, with or without an environment), a detached Node. */
+export type FakeGrandchild = 'ignore' | 'inherit' | 'pgroup' | 'session' | 'daemon' | 'daemon-noenv' | 'detached-node'
 
 /** A call around turns the fake can answer (`readAccount`, `listModels`, `listThreads`, `readThread`, `forkThread`). */
 export type FakeCallRequest =
@@ -115,15 +143,51 @@ export interface FakeCodexScript {
   steps?: FakeStep[]
   /**
    * Answers to the handshake other than the result: a JSON-RPC error (source `jsonrpc`, code
-   * `REQUEST_FAILED`, its message verbatim) or `'never'` (`REQUEST_TIMEOUT` after `requestTimeoutMs`).
+   * `REQUEST_FAILED`, its message verbatim) or `'never'` (`REQUEST_TIMEOUT` after `requestTimeoutMs`);
+   * `'twice'` (the result sent twice) or `{ delayMs }` (the result, late).
    */
-  answer?: { [M in FakeHandshakeRequest]?: 'never' | { error: { code?: number; message: string; data?: unknown } } }
+  answer?: { [M in FakeHandshakeRequest]?: 'never' | 'twice' | { delayMs: number } | { error: { code?: number; message: string; data?: unknown } } }
   /** What `turn/interrupt` does: `'honour'` (default: the turn ends interrupted), `'ignore'` (answered, never honoured: the runner kills after `interruptGraceMs`), `'exit'`. */
   interrupt?: 'honour' | 'ignore' | 'exit'
   /** The codex-cli version it reports (default 0.171.0). */
   version?: string
   threadId?: string
   turnId?: string
+  /** Frames real Codex sends around the steps to leave out: `thread/started`, the active/idle status, the user message item, `turn/started`. */
+  omit?: Array<'threadStarted' | 'status' | 'userMessage' | 'turnStarted'>
+  /** `turn/started` before the `turn/start` response, as a busy server may send it. */
+  earlyTurnStarted?: boolean
+  /** Notifications sent right after answering a handshake request (e.g. `remoteControl/status/changed` after `initialize`). */
+  handshakeNotifications?: { [M in FakeHandshakeRequest]?: FakeNotification[] }
+  /** The thread's token usage before this turn (a resumed thread's earlier turns); `usage` steps add to it. */
+  threadUsage?: { input?: number; cached?: number; output?: number; reasoning?: number; total?: number }
+  /** MCP servers of the effective configuration (`config/read`) and their runtime status (default: `disabled` when the thread's config disabled them, else `connected`). */
+  mcpServers?: Record<string, { config?: Record<string, unknown>; status?: string }>
+  /** Features `experimentalFeature/list` reports with their state, over those switched off on the command line (reported off). */
+  features?: Record<string, boolean>
+  /** Entries per page of the list queries (default: all on one page). */
+  pageSize?: number
+  /** The sandbox `thread/start` reports, whatever was asked (a server that did not apply it). */
+  sandbox?: 'read-only' | 'workspace-write' | 'danger-full-access'
+  /** Non-JSON lines on stdout before the first frame (a launcher's banner). */
+  preamble?: string[]
+  /** Prints `config: NAME=value` on stderr at start for each of these variables (a Codex that logs its configuration). */
+  echoEnv?: string[]
+  /** Variables whose values each run records (`FakeCodexRun.env`). */
+  logEnv?: string[]
+  /** Grandchildren started at once (each run lists them with their pids). */
+  grandchildren?: FakeGrandchild[]
+  /** Stays when its stdin closes (Codex leaves). */
+  linger?: boolean
+  /** Notes SIGTERM and keeps running (default: ends by it). */
+  ignoreSigterm?: boolean
+  /**
+   * At `phase` the process exits (with `code`, default 1), hangs (answers nothing more, stays on stdin EOF), writes a non-JSON `line`
+   * and goes on (`garbage`), closes its stdout and keeps running, or kills itself (with `signal`, default SIGKILL). A `line` is written first for any action.
+   */
+  fault?: { phase: FakeFaultPhase; action: 'exit' | 'hang' | 'garbage' | 'close-stdout' | 'kill'; code?: number; signal?: string; line?: string }
+  /** Plays nothing itself: runs the Codex at `codexPath` and passes every line through, without `thread/start`/`thread/resume`'s `config` with `dropThreadConfig` (a Codex that ignores it). */
+  relay?: { codexPath: string; dropThreadConfig?: boolean }
 }
 
 export interface WriteFakeCodexOptions {
@@ -147,8 +211,20 @@ export interface FakeCodexRun {
   /** Its arguments, e.g. `['app-server']`, or `['--disable', 'plugins', 'mcp', 'list', '--json']`. */
   argv: string[]
   cwd: string
+  /** Its process group (null on Windows). */
+  pgid: number | null
+  /** The variables of the script's `logEnv` as it saw them (null: unset). */
+  env: Record<string, string | null>
   /** Every message the runner wrote to it, in order (requests, notifications, replies). */
   received: Array<{ [key: string]: any }>
+  /** Lines the runner wrote that were not JSON. */
+  unparsed: string[]
+  /** Every frame it wrote as one (raw lines, streams and bursts are only noted in `events`). */
+  sent: Array<{ [key: string]: any }>
+  /** What else it noted, in order: `stdin-closed`, `sigterm`, `grandchild` (`pid`, `mode`), `fault`, `exit` (`code`), `wrote` … */
+  events: Array<{ event: string; [key: string]: any }>
+  stdinClosed: boolean
+  grandchildren: Array<{ pid: number; mode: FakeGrandchild }>
   exitCode: number | null
   /** The params of the requests with this method, e.g. `requests('turn/start')[0].input`. */
   requests(method: string): any[]

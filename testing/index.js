@@ -8,6 +8,9 @@ const { writeFakeCodex, fakeCodexRuns, removeFakeCodexes } = require('./fake-cod
 const mock = require('./mock-responses.js')
 const home = require('./codex-home.js')
 
+const startMockResponses = mock.start
+const { codexBinaryPath, createCodexHome, createGitCwd, isolatedEnv } = home
+
 /**
  * Starts the loopback mock of the Responses API with `scenario` (one scripted response per
  * model request) and a temporary Codex home whose config.toml points at it. Pass `env` to
@@ -49,33 +52,20 @@ async function startMockModel(scenario = [], options = {}) {
   }
 }
 
+// Names and `...require()` only: Node's CommonJS lexer reads them for index.mjs's named exports.
 module.exports = {
   // the scripted fake app-server
   writeFakeCodex,
   fakeCodexRuns,
   removeFakeCodexes,
-  // the loopback mock model for the real Codex CLI
+  // the loopback mock model for the real Codex CLI: every builder of scripted responses, the
+  // bare mock server (`start`, also as startMockResponses)
   startMockModel,
-  startMockResponses: mock.start,
-  sse: mock.sse,
-  hang: mock.hang,
-  closeEarly: mock.closeEarly,
-  httpError: mock.httpError,
-  usage: mock.usage,
-  created: mock.created,
-  completed: mock.completed,
-  reasoningItem: mock.reasoningItem,
-  messageItem: mock.messageItem,
-  execCommandItem: mock.execCommandItem,
-  response: mock.response,
-  messageResponse: mock.messageResponse,
-  execCommandResponse: mock.execCommandResponse,
-  jsonMessageResponse: mock.jsonMessageResponse,
-  failedResponse: mock.failedResponse,
-  functionCallOutputs: mock.functionCallOutputs,
+  ...require('./mock-responses.js'),
+  startMockResponses,
   // temporary Codex homes and working directories
-  codexBinaryPath: home.codexBinaryPath,
-  createCodexHome: home.createCodexHome,
-  createGitCwd: home.createGitCwd,
-  isolatedEnv: home.isolatedEnv,
+  codexBinaryPath,
+  createCodexHome,
+  createGitCwd,
+  isolatedEnv,
 }

@@ -1,31 +1,6 @@
-// ESM entry of @rennet/codex/testing: the same module instance as `require('@rennet/codex/testing')`.
+// ESM entry of @rennet/codex/testing: the same module instance as `require('@rennet/codex/testing')`,
+// its names those Node's CommonJS lexer finds in index.js.
 import kit from './index.js'
 
-export const {
-  writeFakeCodex,
-  fakeCodexRuns,
-  removeFakeCodexes,
-  startMockModel,
-  startMockResponses,
-  sse,
-  hang,
-  closeEarly,
-  httpError,
-  usage,
-  created,
-  completed,
-  reasoningItem,
-  messageItem,
-  execCommandItem,
-  response,
-  messageResponse,
-  execCommandResponse,
-  jsonMessageResponse,
-  failedResponse,
-  functionCallOutputs,
-  codexBinaryPath,
-  createCodexHome,
-  createGitCwd,
-  isolatedEnv,
-} = kit
+export * from './index.js'
 export default kit

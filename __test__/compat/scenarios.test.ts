@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 
 import { startHttpMcpServer } from '../../scripts/mcp-fixture/mcp-servers.mjs'
 import { codexUnderTest } from '../../testing/codex-home.js'
+import { writeFakeCodex } from '../../testing/index.js'
 import {
   execCommandResponse,
   functionCallOutputs,
@@ -30,7 +31,6 @@ import { eventually } from '../support/procs.js'
 import { runRealTurn, usageOf } from '../real/harness.js'
 
 const STDIO_SERVER = resolve(__dirname, '../../scripts/mcp-fixture/stdio-server.mjs')
-const CODEX_WITHOUT_THREAD_CONFIG = resolve(__dirname, '../fixtures/codex-without-thread-config.mjs')
 
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -198,7 +198,9 @@ describe(`compatibility scenarios (codex-cli ${codexUnderTest().version})`, () =
       codexConfig: user.toml,
       projectConfig: project.toml,
       extra: { access: 'readOnly' },
-      wrapper: CODEX_WITHOUT_THREAD_CONFIG,
+      // Stands in for a Codex that does not apply the thread's configuration: the MCP servers the
+      // client disabled for the thread start anyway, which the isolation must notice.
+      wrapper: writeFakeCodex({ relay: { codexPath: codexUnderTest().path, dropThreadConfig: true } }),
       scenario: [messageResponse('never asked')],
     })
     expect(r.terminal).toMatchObject({ status: 'failed', failure: { source: 'jsonrpc', code: 'ISOLATION_NOT_CONFIRMED' } })

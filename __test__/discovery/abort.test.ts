@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { runTurn, type HarnessEvent, type RunTurnOptions } from '../../index.js'
-import { collect, FAKE, FakeLog, within } from '../support/fake.js'
+import { collect, within, writeFake } from '../support/fake.js'
 import { eventually, isAlive, liveInGroup, liveWithMarker } from '../support/procs.js'
 import { sandboxPerTest, type Sandbox, type Writers } from './fakes.js'
 
@@ -26,7 +26,7 @@ const sandbox = sandboxPerTest()
 
 /** Long enough that only the abort ends a phase. */
 const PATIENT = { RENNET_DISCOVERY_TIMEOUT_MS: '60000', RENNET_LOGIN_SHELL_TIMEOUT_MS: '60000' }
-/** PATH on which the fake app-server's `#!/usr/bin/env node` finds this Node. */
+/** PATH as a user's: this Node and the system's tools. */
 const NODE_PATH = `${dirname(process.execPath)}:/usr/bin:/bin`
 /** Generous bounds for a loaded machine: they only stop a broken test from hanging. */
 const BOUND_MS = 30_000
@@ -161,10 +161,10 @@ describe.skipIf(process.platform !== 'linux')('runTurn aborted during discovery'
 
   it('two turns share one discovery: aborting one leaves it running, and the other turn completes', async () => {
     const sb = sandbox()
-    const log = new FakeLog(sb.path('fake.log'))
+    const { codexPath: fake, log } = writeFake('minimal', {}, sb.root)
     const gate = sb.path('gate')
     const probePid = sb.path('version.pid')
-    // The fake app-server, whose `--version` waits until the test opens the gate.
+    // The kit's fake, whose `--version` waits until the test opens the gate.
     const codex = sb.script(
       'bin/codex',
       `#!/bin/sh
@@ -173,10 +173,10 @@ if [ "$1" = --version ]; then
   echo $$ > '${probePid}.tmp' && mv '${probePid}.tmp' '${probePid}'
   while [ ! -e '${gate}' ]; do sleep 0.02; done
 fi
-exec '${FAKE}' "$@"
+exec '${fake}' "$@"
 `,
     )
-    const env = sb.env({ RENNET_CODEX_BIN: codex, PATH: NODE_PATH, FAKE_LOG: log.path, FAKE_SCENARIO: 'minimal', ...PATIENT })
+    const env = sb.env({ RENNET_CODEX_BIN: codex, PATH: NODE_PATH, ...PATIENT })
     const options: RunTurnOptions = { prompt: 'hi', cwd: sb.dir('repo'), env }
     const aborted = runTurn(options)
     const kept = runTurn(options)

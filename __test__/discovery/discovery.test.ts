@@ -38,12 +38,14 @@ describe('discoverCodex', () => {
     const sb = sandbox()
     const notExecutable = sb.codex('p1/codex')
     sb.script('p1/codex', '#!/bin/sh\necho never\n', 0o644)
-    const garbageVersion = sb.codex('p2/codex', { version: 'hello world' })
-    const tooOld = sb.codex('p3/codex', { version: 'codex-cli 0.149.0' })
-    const hangs = sb.codex('p4/codex', { handshake: `echo $$ > '${sb.path('hang.pid')}'; sleep 30` })
-    const garbage = sb.codex('p5/codex', { handshake: "echo 'not json at all'; exit 3" })
-    const good = sb.codex('p6/codex')
-    const path = [1, 2, 3, 4, 5, 6].map((i) => sb.path(`p${i}`)).join(':')
+    const garbageVersion = sb.kit('p2/codex', { version: 'hello world' }).path
+    const tooOld = sb.kit('p3/codex', { version: '0.149.0' }).path
+    const hanging = sb.kit('p4/codex', { answer: { initialize: 'never' } })
+    const hangs = hanging.path
+    const garbage = sb.kit('p5/codex', { fault: { phase: 'before-init', action: 'exit', code: 3, line: 'not json at all' } }).path
+    const killed = sb.kit('p6/codex', { fault: { phase: 'before-init', action: 'kill' } }).path
+    const good = sb.codex('p7/codex')
+    const path = [1, 2, 3, 4, 5, 6, 7].map((i) => sb.path(`p${i}`)).join(':')
 
     const started = Date.now()
     const d = await discover({ env: sb.env({ PATH: path, RENNET_DISCOVERY_TIMEOUT_MS: '800' }) })
@@ -51,16 +53,18 @@ describe('discoverCodex', () => {
     const byPath = new Map(d.candidates.map((c) => [c.path, c]))
     expect(byPath.get(notExecutable)?.reason).toMatch(/not executable/)
     expect(byPath.get(garbageVersion)).toMatchObject({ usable: false, version: null })
-    expect(byPath.get(garbageVersion)?.reason).toMatch(/printed no version: hello world/)
+    expect(byPath.get(garbageVersion)?.reason).toMatch(/printed no version: codex-cli hello world/)
     expect(byPath.get(tooOld)).toMatchObject({ usable: false, version: '0.149.0' })
     expect(byPath.get(tooOld)?.reason).toMatch(/older than 0\.150\.0/)
     expect(byPath.get(hangs)?.reason).toMatch(/did not answer `initialize` within 800 ms/)
     expect(byPath.get(garbage)?.reason).toMatch(/exited with code 3 without answering `initialize`; it printed: not json at all/)
+    expect(byPath.get(killed)?.reason).toMatch(/^`app-server` was killed by signal 9 \(SIGKILL\) before answering `initialize`/)
     expect(d.selected?.path).toBe(good)
-    expect(d.candidates.map((c) => c.usable)).toEqual([false, false, false, false, false, true])
+    expect(d.candidates.map((c) => c.usable)).toEqual([false, false, false, false, false, false, true])
 
     // The hanging probe and everything in its process group are gone.
-    const pid = Number(readFileSync(sb.path('hang.pid'), 'utf8'))
+    const [probe] = hanging.runs()
+    const pid = probe.pid
     expect(isAlive(pid)).toBe(false)
     expect(allProcesses().filter((p) => p.pgrp === pid && p.state !== 'Z')).toEqual([])
 

@@ -1,14 +1,20 @@
-// Fake Codex candidates for the discovery suites: shell scripts in a temporary sandbox that
-// answer `--version` and, for `app-server`, read the `initialize` line and answer it (or
-// not), logging every call. The environment handed to discoverCodex blanks every variable
-// discovery reads, so nothing on this machine can become a candidate.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+// Fake Codex candidates for the discovery suites, in a temporary sandbox. A broken candidate
+// that is still a Codex (a bad or old version, a handshake that hangs, a crash or a kill in the
+// handshake) is the test kit's fake with a script saying how (`Sandbox.kit`). The others are
+// shell scripts (`Sandbox.codex`) that answer `--version` and, for `app-server`, read the
+// `initialize` line and answer it (or not): they must run shell code of the test's at
+// `--version`, in the handshake and in `mcp list` (background writers, barriers), be a
+// launcher's script that a stand-in `node` runs, and log every call, `--version` included,
+// which the kit's fake does not. The environment handed to discoverCodex blanks every
+// variable discovery reads, so nothing on this machine can become a candidate.
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
 import { afterEach } from 'vitest'
 
 import { type CodexCandidate, type Discovery, discoverCodex } from '../../index.js'
+import { fakeCodexRuns, writeFakeCodex, type FakeCodexRun, type FakeCodexScript } from '../../testing/index.js'
 
 export type { CodexCandidate, Discovery }
 
@@ -127,6 +133,19 @@ echo "unexpected arguments: $*" >&2
 exit 2
 `
     return this.script(rel, body)
+  }
+
+  /**
+   * The test kit's fake playing `script`, at `rel` (a copy of its executable: its script and
+   * log stay where it was written); `runs()` reads what its processes did.
+   */
+  kit(rel: string, script: FakeCodexScript): { path: string; runs: () => FakeCodexRun[] } {
+    const written = writeFakeCodex(script, { dir: this.dir('kit') })
+    const path = this.path(rel)
+    mkdirSync(dirname(path), { recursive: true })
+    copyFileSync(written, path)
+    chmodSync(path, 0o755)
+    return { path, runs: () => fakeCodexRuns(written) }
   }
 
   /** A login shell that prints noise around running its command with PATH = `path`. */

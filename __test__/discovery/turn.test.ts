@@ -1,5 +1,5 @@
-// runTurn without codexPath: the turn runs the Codex that discovery selects (here the fake
-// app-server, named by RENNET_CODEX_BIN or found on PATH), ends with CODEX_NOT_FOUND and the
+// runTurn without codexPath: the turn runs the Codex that discovery selects (here the test kit's
+// fake, named by RENNET_CODEX_BIN or found on PATH), ends with CODEX_NOT_FOUND and the
 // candidate report when nothing passes, runs inside a WSL distribution through a stand-in
 // wsl.exe, and can be aborted while discovery is still probing (each phase: abort.test.ts).
 import { existsSync, readFileSync, symlinkSync } from 'node:fs'
@@ -7,13 +7,13 @@ import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import { runTurn, type RunTurnOptions, type TerminalEvent } from '../../index.js'
-import { collect, FAKE, FakeLog, within } from '../support/fake.js'
+import { collect, within, writeFake } from '../support/fake.js'
 import { eventually } from '../support/procs.js'
 import { sandboxPerTest } from './fakes.js'
 
 const sandbox = sandboxPerTest()
 
-/** PATH on which the fake's `#!/usr/bin/env node` finds this Node. */
+/** PATH as a user's: this Node and the system's tools. */
 const NODE_PATH = `${dirname(process.execPath)}:/usr/bin:/bin`
 
 async function run(options: RunTurnOptions) {
@@ -25,14 +25,14 @@ async function run(options: RunTurnOptions) {
 describe('runTurn with discovery', () => {
   it('runs the Codex named by RENNET_CODEX_BIN when no codexPath is given', async () => {
     const sb = sandbox()
-    const log = new FakeLog(sb.path('fake.log'))
+    const { codexPath, log } = writeFake('minimal', {}, sb.root)
     const { events, terminal } = await run({
       prompt: 'hi',
       cwd: sb.dir('repo'),
-      env: sb.env({ RENNET_CODEX_BIN: FAKE, PATH: NODE_PATH, FAKE_LOG: log.path, FAKE_SCENARIO: 'minimal' }),
+      env: sb.env({ RENNET_CODEX_BIN: codexPath, PATH: NODE_PATH }),
     })
     expect(terminal).toMatchObject({ type: 'terminal', status: 'completed', finalMessage: 'Hello world' })
-    expect(events[0]).toMatchObject({ type: 'started', codexPath: FAKE, codexVersion: '0.171.0' })
+    expect(events[0]).toMatchObject({ type: 'started', codexPath, codexVersion: '0.171.0' })
     // The handshake probe, then the turn's own child.
     const starts = log.starts()
     expect(starts).toHaveLength(2)
@@ -43,11 +43,11 @@ describe('runTurn with discovery', () => {
   it('finds codex on PATH', async () => {
     const sb = sandbox()
     const bin = sb.dir('bin')
-    symlinkSync(FAKE, join(bin, 'codex'))
+    symlinkSync(writeFake('minimal', {}, sb.root).codexPath, join(bin, 'codex'))
     const { events, terminal } = await run({
       prompt: 'hi',
       cwd: sb.dir('repo'),
-      env: sb.env({ PATH: `${bin}:${NODE_PATH}`, FAKE_SCENARIO: 'minimal' }),
+      env: sb.env({ PATH: `${bin}:${NODE_PATH}` }),
     })
     expect(terminal.status).toBe('completed')
     expect(events[0]).toMatchObject({ type: 'started', codexPath: join(bin, 'codex') })
@@ -55,7 +55,7 @@ describe('runTurn with discovery', () => {
 
   it('ends with CODEX_NOT_FOUND and the candidate report when no candidate passes', async () => {
     const sb = sandbox()
-    const old = sb.codex('bin/codex', { version: 'codex-cli 0.140.2' })
+    const old = sb.kit('bin/codex', { version: '0.140.2' }).path
     const { events, terminal } = await run({ prompt: 'hi', cwd: sb.dir('repo'), env: sb.env({ PATH: sb.path('bin') }) })
     expect(events).toHaveLength(1)
     expect(terminal).toMatchObject({
@@ -86,22 +86,22 @@ exec "$@"
 `,
     )
     const repo = sb.dir('repo')
-    const log = new FakeLog(sb.path('fake.log'))
+    const { codexPath, log } = writeFake('minimal', {}, sb.root)
     const windowsCwd = `\\\\wsl.localhost\\Ubuntu${repo.replaceAll('/', '\\')}`
     const { events, terminal } = await run({
       prompt: 'hi',
       cwd: windowsCwd,
       locus: { wsl: { distro: 'Ubuntu' } },
-      env: sb.env({ RENNET_WSL_EXE: wsl, RENNET_CODEX_BIN: FAKE, PATH: NODE_PATH, FAKE_LOG: log.path }),
+      env: sb.env({ RENNET_WSL_EXE: wsl, RENNET_CODEX_BIN: codexPath, PATH: NODE_PATH }),
     })
     expect(terminal.status).toBe('completed')
-    expect(events[0]).toMatchObject({ type: 'started', codexPath: FAKE })
+    expect(events[0]).toMatchObject({ type: 'started', codexPath })
     const turnChild = log.starts()[1]
     expect(turnChild.cwd).toBe(repo)
     expect(log.request('thread/start').params.cwd).toBe(repo)
     expect(log.request('turn/start').params.cwd).toBe(repo)
     const lines = readFileSync(calls, 'utf8').trim().split('\n')
-    expect(lines).toContain(`--cd ${repo} -d Ubuntu --exec ${FAKE} app-server`)
+    expect(lines).toContain(`--cd ${repo} -d Ubuntu --exec ${codexPath} app-server`)
   })
 
   it('rejects a cwd that has no path inside the distribution', () => {
@@ -116,13 +116,13 @@ exec "$@"
   it('ends at once when aborted while discovery waits for the login shell', async () => {
     const sb = sandbox()
     const shell = sb.script('shell/slowsh', `#!/bin/sh\necho $$ > '${sb.path('shell.pid')}'\nexec sleep 30\n`)
-    const log = new FakeLog(sb.path('fake.log'))
+    const { codexPath, log } = writeFake('minimal', {}, sb.root)
     const controller = new AbortController()
     const turn = runTurn({
       prompt: 'hi',
       cwd: sb.dir('repo'),
       signal: controller.signal,
-      env: sb.env({ SHELL: shell, RENNET_CODEX_BIN: FAKE, PATH: NODE_PATH, RENNET_LOGIN_SHELL_TIMEOUT_MS: '20000', FAKE_LOG: log.path }),
+      env: sb.env({ SHELL: shell, RENNET_CODEX_BIN: codexPath, PATH: NODE_PATH, RENNET_LOGIN_SHELL_TIMEOUT_MS: '20000' }),
     })
     // Waits for the fact, not for a while: the login shell runs.
     expect(await eventually(() => existsSync(sb.path('shell.pid')), 20_000)).toBe(true)

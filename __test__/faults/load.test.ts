@@ -8,7 +8,8 @@ import { runInNewContext } from 'node:vm'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
 import type { HarnessEvent, TerminalEvent } from '../../index.js'
-import { FAKE, PROMPT } from '../support/fake.js'
+import { PROMPT, scenarios } from '../support/fake.js'
+import { writeFakeCodex } from '../../testing/index.js'
 import { allProcesses, eventually, liveWithMarker, openFds } from '../support/procs.js'
 
 setFlagsFromString('--expose-gc')
@@ -17,10 +18,11 @@ const gc: () => void = runInNewContext('gc')
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-load-')))
 afterAll(() => rmSync(cwd, { recursive: true, force: true }))
 
-/** One turn against the fake, drained; no log file, so nothing of it is kept. */
+/** One turn against a fake answering `text` (written beside the others, outside this process), drained. */
 async function turn(text: string): Promise<{ events: HarnessEvent[]; terminal: TerminalEvent }> {
   const events: HarnessEvent[] = []
-  for await (const e of runTurn({ prompt: PROMPT, cwd, codexPath: FAKE, env: { FAKE_TEXT: text } })) events.push(e)
+  const codexPath = writeFakeCodex(scenarios.minimal(text), { dir: cwd })
+  for await (const e of runTurn({ prompt: PROMPT, cwd, codexPath })) events.push(e)
   return { events, terminal: events[events.length - 1] as TerminalEvent }
 }
 

@@ -3,7 +3,8 @@
 import { expect } from 'vitest'
 import type { HarnessEvent, TerminalEvent } from '../../index.js'
 import { assertOneTerminalLast, collect, fakeTurn, within } from '../support/fake.js'
-import type { FakeOptions, FakeRun } from '../support/fake.js'
+import type { FakeOptions, FakeRun, ScenarioName } from '../support/fake.js'
+import type { FakeCodexScript } from '../../testing/index.js'
 import { eventually, isAlive, liveInGroup, liveWithMarker, openFds } from '../support/procs.js'
 
 export interface FaultRun extends FakeRun {
@@ -17,7 +18,7 @@ export interface FaultRun extends FakeRun {
  * invariants every fault must keep. `boundMs` is a generous ceiling, not a speed claim.
  */
 export async function runFault(
-  scenario: string,
+  scenario: ScenarioName | FakeCodexScript,
   options: FakeOptions = {},
   { boundMs = 10_000, onEvent }: { boundMs?: number; onEvent?: (e: HarnessEvent, run: FakeRun) => void } = {},
 ): Promise<FaultRun> {
@@ -27,7 +28,7 @@ export async function runFault(
   const events = await within(
     collect(run.turn, (e) => onEvent?.(e, run)),
     boundMs,
-    `the ${scenario} turn`,
+    `the ${run.scenario} turn`,
   )
   const elapsedMs = Date.now() - t0
   const terminal = assertOneTerminalLast(events)

@@ -3,20 +3,21 @@
 // child dies first. See the `tree` module of crates/core/src/process.rs for the mechanism and its limits.
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
-import { cleanupFakes, fakeTurn, within } from '../support/fake.js'
+import { cleanupFakes, fakeTurn, scenarios, within } from '../support/fake.js'
+import type { FakeGrandchild } from '../../testing/index.js'
 import type { FakeRun, Json } from '../support/fake.js'
 import { allProcesses, eventually, isAlive } from '../support/procs.js'
 import { expectNothingLeft, failureOf, runFault } from './support.js'
 
 afterEach(cleanupFakes)
 
-const ALL = ['ignore', 'pgroup', 'session', 'daemon', 'daemon-noenv']
+const ALL: FakeGrandchild[] = ['ignore', 'pgroup', 'session', 'daemon', 'daemon-noenv']
 
 const grandchildren = (run: FakeRun): Json[] => run.log.events('grandchild')
 
 describe('grandchildren in other groups and sessions', () => {
   it('are where they claim to be while the turn runs, and gone when it is aborted', async () => {
-    const run = fakeTurn('hang', { fake: { FAKE_GRANDCHILD: ALL.join(',') } })
+    const run = fakeTurn('hang', { fake: { grandchildren: ALL } })
     const events: HarnessEvent[] = []
     for await (const e of run.turn) {
       events.push(e)
@@ -55,7 +56,7 @@ describe('grandchildren in other groups and sessions', () => {
   })
 
   it('are gone after a turn that completes normally', async () => {
-    const run = await runFault('paced', { fake: { FAKE_GRANDCHILD: ALL.join(','), FAKE_PACE_MS: '50' } })
+    const run = await runFault(scenarios.paced(50), { fake: { grandchildren: ALL } })
     expect(failureOf(run.terminal)).toEqual({ status: 'completed' })
     expect(grandchildren(run).map((g) => g.mode).sort()).toEqual([...ALL].sort())
   })
@@ -63,14 +64,14 @@ describe('grandchildren in other groups and sessions', () => {
   it('are gone when the child crashes first and leaves them to init', async () => {
     // Not `daemon-noenv`: orphaned by a dead child and without the environment marker, it is
     // beyond reach (the documented limit).
-    const modes = ['ignore', 'pgroup', 'session', 'daemon']
-    const run = await runFault('crash', { fake: { FAKE_GRANDCHILD: modes.join(',') } })
+    const modes: FakeGrandchild[] = ['ignore', 'pgroup', 'session', 'daemon']
+    const run = await runFault('crash', { fake: { grandchildren: modes } })
     expect(failureOf(run.terminal)).toEqual({ status: 'failed', source: 'exit', code: 'PROCESS_EXITED' })
     expect(grandchildren(run).map((g) => g.mode).sort()).toEqual([...modes].sort())
   })
 
   it('are gone when the host aborts before the turn exists', async () => {
-    const run = fakeTurn('slow-thread-start', { fake: { FAKE_GRANDCHILD: ALL.join(',') } })
+    const run = fakeTurn('slow-thread-start', { fake: { grandchildren: ALL } })
     const events: HarnessEvent[] = []
     for await (const e of run.turn) {
       events.push(e)

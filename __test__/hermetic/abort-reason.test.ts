@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { runUtility, UtilityError } from '../../index.js'
 import type { HarnessEvent, TerminalEvent } from '../../index.js'
-import { FakeLog, assertOneTerminalLast, cleanupFakes, collect, fakeCodexPath, fakeTurn, tempDir, within } from '../support/fake.js'
+import { assertOneTerminalLast, cleanupFakes, collect, fakeTurn, tempDir, within, writeFake } from '../support/fake.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
 afterEach(cleanupFakes)
@@ -110,15 +110,14 @@ describe('abortReason', () => {
   })
 })
 
-/** A runUtility call against the fixture's `hang` scenario, and a check that its child is gone. */
+/** A runUtility call against the fake's `hang` scenario, and a check that its child is gone. */
 function hangingUtility(signal: AbortSignal) {
   const dir = tempDir()
-  const log = new FakeLog(`${dir}/fake.log`)
+  const { codexPath, log } = writeFake('hang', {}, dir)
   const pending = runUtility({
     prompt: 'x',
     cwd: dir,
-    codexPath: fakeCodexPath(dir),
-    env: { FAKE_SCENARIO: 'hang', FAKE_LOG: log.path },
+    codexPath,
     outputSchema: schema,
     interruptGraceMs: 200,
     signal,

@@ -1,18 +1,15 @@
 // How events cross from the native queue into the async iterator: batches taken at once when
 // ready, waited for otherwise, handed out one by one, in order, whatever the caller does.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
-import { assertOneTerminalLast, cleanupFakes, fakeTurn, within } from '../support/fake.js'
+import { assertOneTerminalLast, cleanupFakes, fakeTurn, scenarios, within } from '../support/fake.js'
 
 afterEach(cleanupFakes)
 
 describe('batch hand-over', () => {
   it('keeps order when next() is called many times without waiting', async () => {
     const n = 5_000
-    const { turn } = fakeTurn('burst', { fake: { FAKE_BURST: String(n) } })
+    const { turn } = fakeTurn(scenarios.burst(n))
     const it = turn[Symbol.asyncIterator]()
     const events: HarnessEvent[] = []
     for (;;) {
@@ -26,13 +23,13 @@ describe('batch hand-over', () => {
       }
     }
     const deltas = events.filter((e) => e.type === 'messageDelta').map((e) => (e as { delta: string }).delta)
-    expect(deltas).toEqual(Array.from({ length: n }, (_, i) => `${i},`))
+    expect(deltas).toEqual(Array.from({ length: n }, (_, i) => String(i)))
     expect(assertOneTerminalLast(events).status).toBe('completed')
     expect((await it.next()).done).toBe(true)
   })
 
   it('answers a next() that waits on an empty queue with the terminal of an abort', async () => {
-    const { turn } = fakeTurn('hang', { fake: { FAKE_INTERRUPT: 'ignore' }, interruptGraceMs: 200 })
+    const { turn } = fakeTurn('hang', { fake: { interrupt: 'ignore' }, interruptGraceMs: 200 })
     const it = turn[Symbol.asyncIterator]()
     for (;;) {
       const r = await within(it.next(), 10_000, 'next()')
@@ -80,7 +77,7 @@ describe('delta texts', () => {
   ] as const
 
   it('arrive unchanged, in order, with their item ids and indexes', async () => {
-    const wire: unknown[] = []
+    const wire: Array<[string, string, string, number]> = []
     const expected: HarnessEvent[] = []
     texts.forEach((delta, i) => {
       for (const [m, [method, type, part]] of methods.entries()) {
@@ -90,16 +87,8 @@ describe('delta texts', () => {
         expected.push(part ? ({ type, itemId, delta, part, index: i } as HarnessEvent) : ({ type, itemId, delta } as HarnessEvent))
       }
     })
-    const dir = mkdtempSync(join(tmpdir(), 'rennet-deltas-'))
     const events: HarnessEvent[] = []
-    try {
-      const file = join(dir, 'deltas.json')
-      writeFileSync(file, JSON.stringify(wire))
-      const { turn } = fakeTurn('deltas', { fake: { FAKE_DELTAS: file } })
-      for await (const e of turn) events.push(e)
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
+    for await (const e of fakeTurn(scenarios.deltas(wire)).turn) events.push(e)
     const deltas = events.filter((e) => ['messageDelta', 'commandOutput', 'reasoningDelta'].includes(e.type))
     expect(deltas.length).toBe(expected.length)
     deltas.forEach((e, i) => expect(e, `event ${i}`).toStrictEqual(expected[i]))

@@ -1,6 +1,6 @@
 // Abort: kill before the turn id exists, interrupt after it, nothing after completion.
 import { afterEach, describe, expect, it } from 'vitest'
-import type { HarnessEvent } from '../../index.js'
+import type { HarnessEvent, Turn } from '../../index.js'
 import {
   THREAD_ID,
   TURN_ID,
@@ -66,21 +66,26 @@ describe('abort before the turn id exists', () => {
   })
 })
 
+/** Every event of `turn`, which `abort` (default: `turn.abort()`) ends once it has started; `took`: from the abort to the end. */
+async function abortOnTurnStarted(turn: Turn, abort = () => turn.abort()) {
+  let abortedAt = 0
+  const events = await within(
+    collect(turn, (e) => {
+      if (e.type === 'turnStarted') {
+        abortedAt = Date.now()
+        abort()
+      }
+    }),
+    5000,
+    'events',
+  )
+  return { events, took: Date.now() - abortedAt }
+}
+
 describe('abort after turn/started', () => {
   it('interrupts politely and ends as interrupted when the server honours it', async () => {
     const { turn, log } = fakeTurn('hang', { interruptGraceMs: 5000 })
-    let abortedAt = 0
-    const events = await within(
-      collect(turn, (e) => {
-        if (e.type === 'turnStarted') {
-          abortedAt = Date.now()
-          turn.abort()
-        }
-      }),
-      5000,
-      'events',
-    )
-    const took = Date.now() - abortedAt
+    const { events, took } = await abortOnTurnStarted(turn)
     expect(events.slice(1)).toEqual([
       { type: 'threadStarted', threadId: THREAD_ID, resumed: false },
       { type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID },
@@ -96,19 +101,8 @@ describe('abort after turn/started', () => {
   })
 
   it('kills after interruptGraceMs when the server ignores the interrupt', async () => {
-    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 300, fake: { FAKE_INTERRUPT: 'ignore' } })
-    let abortedAt = 0
-    const events = await within(
-      collect(turn, (e) => {
-        if (e.type === 'turnStarted') {
-          abortedAt = Date.now()
-          turn.abort()
-        }
-      }),
-      5000,
-      'events',
-    )
-    const took = Date.now() - abortedAt
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 300, fake: { interrupt: 'ignore' } })
+    const { events, took } = await abortOnTurnStarted(turn)
     expect(types(events)).toEqual(['started', 'threadStarted', 'turnStarted', 'terminal'])
     expect(events[3]).toEqual(cancelled('killed', THREAD_ID, TURN_ID))
     expect(took).toBeGreaterThanOrEqual(280)
@@ -120,16 +114,10 @@ describe('abort after turn/started', () => {
 
   it('abort() twice is harmless: one interrupt, one terminal', async () => {
     const { turn, log } = fakeTurn('hang', { interruptGraceMs: 5000 })
-    const events = await within(
-      collect(turn, (e) => {
-        if (e.type === 'turnStarted') {
-          turn.abort()
-          turn.abort()
-        }
-      }),
-      5000,
-      'events',
-    )
+    const { events } = await abortOnTurnStarted(turn, () => {
+      turn.abort()
+      turn.abort()
+    })
     assertOneTerminalLast(events)
     expect(events[events.length - 1]).toEqual(cancelled('interrupted', THREAD_ID, TURN_ID))
     expect(log.requests('turn/interrupt')).toHaveLength(1)
@@ -163,13 +151,7 @@ describe('AbortSignal', () => {
   it('signal.abort() during the turn interrupts like abort()', async () => {
     const controller = new AbortController()
     const { turn, log } = fakeTurn('hang', { signal: controller.signal, interruptGraceMs: 5000 })
-    const events = await within(
-      collect(turn, (e) => {
-        if (e.type === 'turnStarted') controller.abort()
-      }),
-      5000,
-      'events',
-    )
+    const { events } = await abortOnTurnStarted(turn, () => controller.abort())
     // The signal's reason (here the default AbortError) comes along as abortReason.
     expect(events[events.length - 1]).toEqual({ ...cancelled('interrupted', THREAD_ID, TURN_ID), abortReason: controller.signal.reason })
     expect(log.requests('turn/interrupt')).toHaveLength(1)

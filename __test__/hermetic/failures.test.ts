@@ -1,5 +1,5 @@
 // Every terminal failure source the fake can provoke: jsonrpc, parse, exit, spawn.
-import { chmodSync, existsSync, writeFileSync } from 'node:fs'
+import { chmodSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
@@ -7,11 +7,13 @@ import {
   THREAD_ID,
   TURN_ID,
   assertOneTerminalLast,
+  banner,
   cleanupFakes,
   collect,
-  fakeCodexPath,
+  writeFake,
   fakeRun,
   tempDir,
+  terminalOf,
   types,
   withoutStderr,
   within,
@@ -24,20 +26,17 @@ describe('jsonrpc failures', () => {
     const { events, terminal, log } = await fakeRun('thread-start-error')
     const error = log.sentResponse(log.request('thread/start').id).error
     expect(types(events)).toEqual(['started', 'terminal'])
-    expect(terminal).toEqual({
-      type: 'terminal',
+    expect(terminal).toEqual(terminalOf({
       status: 'failed',
       threadId: null,
       turnId: null,
-      finalMessage: null,
-      usage: null,
       failure: {
         source: 'jsonrpc',
         code: 'REQUEST_FAILED',
         message: error.message,
         detail: { method: 'thread/start', code: -32600, data: { hint: 'fake' } },
       },
-    })
+    }))
     expect(error.message).toBe('failed to load configuration: url is not supported for stdio\nin `mcp_servers.stdio_srv`\n')
     expect(log.methods()).not.toContain('turn/start')
   })
@@ -47,20 +46,17 @@ describe('jsonrpc failures', () => {
     const { events, terminal, log } = await fakeRun('no-init-response', { requestTimeoutMs: 300 })
     const elapsed = Date.now() - t0
     expect(types(events)).toEqual(['terminal'])
-    expect(terminal).toEqual({
-      type: 'terminal',
+    expect(terminal).toEqual(terminalOf({
       status: 'failed',
       threadId: null,
       turnId: null,
-      finalMessage: null,
-      usage: null,
       failure: {
         source: 'jsonrpc',
         code: 'REQUEST_TIMEOUT',
         message: expect.any(String),
         detail: expect.objectContaining({ method: 'initialize' }),
       },
-    })
+    }))
     expect(elapsed).toBeGreaterThanOrEqual(290)
     expect(elapsed).toBeLessThan(3000)
     expect(log.methods()).toEqual(['initialize'])
@@ -70,32 +66,29 @@ describe('jsonrpc failures', () => {
     // Long enough for the fake's start-up on a loaded machine: it applies to initialize too.
     const { events, terminal, log } = await fakeRun('no-turn-start-response', { requestTimeoutMs: 1500 })
     expect(types(events)).toEqual(['started', 'threadStarted', 'terminal'])
-    expect(terminal).toEqual({
-      type: 'terminal',
+    expect(terminal).toEqual(terminalOf({
       status: 'failed',
-      threadId: THREAD_ID,
       turnId: null,
-      finalMessage: null,
-      usage: null,
       failure: {
         source: 'jsonrpc',
         code: 'REQUEST_TIMEOUT',
         message: expect.any(String),
         detail: expect.objectContaining({ method: 'turn/start' }),
       },
-    })
+    }))
     // No turn id was ever known, so there is nothing to interrupt.
     expect(log.methods()).not.toContain('turn/interrupt')
   })
 })
 
 describe('preamble and parse failures', () => {
-  const banner = (i: number, n: number) => `fake banner line ${i} of ${n}`
   const preambleEvents = (n: number, total = n) =>
-    Array.from({ length: n }, (_, i) => ({ type: 'diagnostic', source: 'preamble', line: banner(i + 1, total) }))
+    banner(total)
+      .slice(0, n)
+      .map((line) => ({ type: 'diagnostic', source: 'preamble', line }))
 
   it('surfaces banner lines before the first frame as diagnostics and runs the turn', async () => {
-    const { events, terminal } = await fakeRun('minimal', { fake: { FAKE_PREAMBLE: '3' } })
+    const { events, terminal } = await fakeRun('minimal', { fake: { preamble: banner(3) } })
     expect(events.slice(0, 3)).toEqual(preambleEvents(3))
     expect(types(events)).toEqual([
       'diagnostic',
@@ -116,24 +109,16 @@ describe('preamble and parse failures', () => {
   })
 
   it('tolerates exactly 20 preamble lines', async () => {
-    const { events, terminal } = await fakeRun('minimal', { fake: { FAKE_PREAMBLE: '20' } })
+    const { events, terminal } = await fakeRun('minimal', { fake: { preamble: banner(20) } })
     expect(events.filter((e) => e.type === 'diagnostic')).toEqual(preambleEvents(20))
     expect(terminal.status).toBe('completed')
   })
 
   for (const n of [21, 50]) {
     it(`fails with PREAMBLE_TOO_LONG on ${n} preamble lines`, async () => {
-      const { events, terminal, log } = await fakeRun('minimal', { fake: { FAKE_PREAMBLE: String(n) } })
+      const { events, terminal, log } = await fakeRun('minimal', { fake: { preamble: banner(n) } })
       expect(events).toEqual([...preambleEvents(20, n), terminal])
-      expect(terminal).toEqual({
-        type: 'terminal',
-        status: 'failed',
-        threadId: null,
-        turnId: null,
-        finalMessage: null,
-        usage: null,
-        failure: expect.objectContaining({ source: 'parse', code: 'PREAMBLE_TOO_LONG', message: expect.any(String) }),
-      })
+      expect(terminal).toEqual(terminalOf({ status: 'failed', threadId: null, turnId: null, failure: expect.objectContaining({ source: 'parse', code: 'PREAMBLE_TOO_LONG', message: expect.any(String) }) }))
       expect(log.methods()).not.toContain('thread/start')
     })
   }
@@ -147,15 +132,7 @@ describe('preamble and parse failures', () => {
       const { events, terminal } = await fakeRun(scenario)
       // Nothing after the bad line is taken in.
       expect(types(withoutStderr(events))).toEqual(['started', 'threadStarted', 'turnStarted', 'terminal'])
-      expect(terminal).toEqual({
-        type: 'terminal',
-        status: 'failed',
-        threadId: THREAD_ID,
-        turnId: TURN_ID,
-        finalMessage: null,
-        usage: null,
-        failure: expect.objectContaining({ source: 'parse', code, message: expect.any(String) }),
-      })
+      expect(terminal).toEqual(terminalOf({ status: 'failed', failure: expect.objectContaining({ source: 'parse', code, message: expect.any(String) }) }))
     })
   }
 })
@@ -167,34 +144,22 @@ describe('process exit', () => {
     assertOneTerminalLast(events)
     expect(types(withoutStderr(events))).toEqual(['started', 'threadStarted', 'turnStarted', 'itemStarted', 'messageDelta', 'terminal'])
     expect(events).toContainEqual({ type: 'diagnostic', source: 'stderr', line })
-    expect(terminal).toEqual({
-      type: 'terminal',
+    expect(terminal).toEqual(terminalOf({
       status: 'failed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
       finalMessage: expect.toBeOneOf([null, 'partial']),
-      usage: null,
       failure: {
         source: 'exit',
         code: 'PROCESS_EXITED',
         message: expect.any(String),
         detail: expect.objectContaining({ exitCode: 3, signal: null, stderrTail: expect.arrayContaining([line]) }),
       },
-    })
+    }))
   })
 })
 
 describe('spawn failures', () => {
   const expectSpawnFailure = (terminal: unknown, code: string) =>
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'failed',
-      threadId: null,
-      turnId: null,
-      finalMessage: null,
-      usage: null,
-      failure: expect.objectContaining({ source: 'spawn', code, message: expect.any(String) }),
-    })
+    expect(terminal).toEqual(terminalOf({ status: 'failed', threadId: null, turnId: null, failure: expect.objectContaining({ source: 'spawn', code, message: expect.any(String) }) }))
 
   it('reports CODEX_NOT_FOUND for a missing binary, as the only event', async () => {
     const dir = tempDir()
@@ -218,16 +183,11 @@ describe('spawn failures', () => {
 
   it('reports CWD_NOT_FOUND for a missing working directory, without starting the child', async () => {
     const dir = tempDir()
-    const log = join(dir, 'fake.log')
-    const turn = runTurn({
-      prompt: 'hi',
-      cwd: join(dir, 'does', 'not', 'exist'),
-      codexPath: fakeCodexPath(dir),
-      env: { FAKE_LOG: log, FAKE_SCENARIO: 'minimal' },
-    })
+    const { codexPath, log } = writeFake('minimal', {}, dir)
+    const turn = runTurn({ prompt: 'hi', cwd: join(dir, 'does', 'not', 'exist'), codexPath })
     const terminal = await within(turn.outcome, 5000, 'outcome')
     expectSpawnFailure(terminal, 'CWD_NOT_FOUND')
-    expect(existsSync(log)).toBe(false)
+    expect(log.runs()).toEqual([])
   })
 
   it('resolves outcome without anyone iterating', async () => {

@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } fr
 import { join, resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { discoverCodex, type Discovery, type HarnessEvent, type TerminalEvent } from '../../index.js'
-import { FAKE, FakeLog, assertOneTerminalLast, cleanupFakes, tempDir } from '../support/fake.js'
+import { FakeLog, assertOneTerminalLast, cleanupFakes, fakeCodexPath, tempDir, writeFake } from '../support/fake.js'
 
 afterEach(cleanupFakes)
 
@@ -29,8 +29,9 @@ function countedFake(): { codex: string; calls: string; log: FakeLog; dir: strin
   const dir = tempDir()
   const calls = join(dir, 'calls.log')
   const codex = join(dir, 'codex')
-  writeFileSync(codex, `#!/bin/sh\necho "$*" >> '${calls}'\nexec '${process.execPath}' '${FAKE}' "$@"\n`, { mode: 0o755 })
-  return { codex, calls, log: new FakeLog(join(dir, 'fake.log')), dir }
+  const { codexPath, log } = writeFake('minimal', {}, dir)
+  writeFileSync(codex, `#!/bin/sh\necho "$*" >> '${calls}'\nexec '${codexPath}' "$@"\n`, { mode: 0o755 })
+  return { codex, calls, log, dir }
 }
 
 /** One process's view, with `env` over this one's (RENNET_HOST_GUARD unset unless given). */
@@ -58,7 +59,7 @@ function expectGuardFailure(events: HarnessEvent[], looked: string): TerminalEve
 
 describe.skipIf(process.platform === 'win32')('the host-death guard (Unix)', () => {
   it.skipIf(switched)('beside the addon: discoverCodex() reports it available, with its path', async () => {
-    const d = await discoverCodex({ env: { RENNET_CODEX_BIN: FAKE } })
+    const d = await discoverCodex({ env: { RENNET_CODEX_BIN: fakeCodexPath(tempDir()) } })
     expect(existsSync(GUARD)).toBe(true)
     expect(d.hostGuard).toEqual({ available: true, path: GUARD, reason: null })
   })
@@ -66,9 +67,8 @@ describe.skipIf(process.platform === 'win32')('the host-death guard (Unix)', () 
   it('RENNET_HOST_GUARD names a missing file: one HOST_GUARD_UNAVAILABLE terminal, and nothing starts', () => {
     const missing = '/nonexistent/path/rennet-codex-guard'
     const { codex, calls, log, dir } = countedFake()
-    const env = { FAKE_LOG: log.path, FAKE_SCENARIO: 'minimal' }
     // With the binary given, and through discovery (which is not even started).
-    for (const turn of [{ prompt: 'hi', cwd: dir, codexPath: codex, env }, { prompt: 'hi', cwd: dir, env: { ...env, RENNET_CODEX_BIN: codex } }]) {
+    for (const turn of [{ prompt: 'hi', cwd: dir, codexPath: codex }, { prompt: 'hi', cwd: dir, env: { RENNET_CODEX_BIN: codex } }]) {
       const seen = probe({ RENNET_HOST_GUARD: missing }, turn, { env: { RENNET_CODEX_BIN: codex } })
       expectGuardFailure(seen.events, missing)
       expect(seen.discovery.hostGuard.available).toBe(false)
@@ -78,19 +78,19 @@ describe.skipIf(process.platform === 'win32')('the host-death guard (Unix)', () 
       expect(seen.discovery.reason).toMatch(/^no candidate was probed: no host-death guard: /)
     }
     expect(existsSync(calls), 'the fake Codex was run').toBe(false)
-    expect(log.entries()).toEqual([])
+    expect(log.runs()).toEqual([])
   })
 
   it('the addon without its guard beside it (a copy, as a build cache replay leaves it): the same, naming where it looked', () => {
     const addon = readdirSync(ROOT).find((f) => /^rennet-codex\..+\.node$/.test(f))!
-    const { codex, calls, log, dir } = countedFake()
+    const { codex, calls, dir } = countedFake()
     const copy = join(dir, 'addon')
     execFileSync('mkdir', [copy])
     copyFileSync(join(ROOT, addon), join(copy, addon))
     const looked = join(copy, 'rennet-codex-guard')
     const seen = probe(
       { NAPI_RS_NATIVE_LIBRARY_PATH: join(copy, addon) },
-      { prompt: 'hi', cwd: dir, codexPath: codex, env: { FAKE_LOG: log.path } },
+      { prompt: 'hi', cwd: dir, codexPath: codex },
     )
     const terminal = expectGuardFailure(seen.events, looked)
     expect(terminal.failure!.message).toContain(`${looked} (next to the native addon) does not exist`)
@@ -98,7 +98,7 @@ describe.skipIf(process.platform === 'win32')('the host-death guard (Unix)', () 
     expect(existsSync(calls)).toBe(false)
     // The control: the guard put back beside it, the same copy runs the turn.
     copyFileSync(GUARD, looked)
-    const guarded = probe({ NAPI_RS_NATIVE_LIBRARY_PATH: join(copy, addon) }, { prompt: 'hi', cwd: dir, codexPath: codex, env: { FAKE_LOG: log.path } })
+    const guarded = probe({ NAPI_RS_NATIVE_LIBRARY_PATH: join(copy, addon) }, { prompt: 'hi', cwd: dir, codexPath: codex })
     expect(guarded.discovery.hostGuard).toEqual({ available: true, path: looked, reason: null })
     expect(assertOneTerminalLast(guarded.events)).toMatchObject({ status: 'completed', failure: null })
     expect(readFileSync(calls, 'utf8')).toContain('app-server')
@@ -116,12 +116,12 @@ describe.skipIf(process.platform === 'win32')('the host-death guard (Unix)', () 
 
   it('RENNET_HOST_GUARD=off: the turn runs without it, and discovery says it is switched off', () => {
     const { codex, log, dir } = countedFake()
-    const seen = probe({ RENNET_HOST_GUARD: 'off' }, { prompt: 'hi', cwd: dir, codexPath: codex, env: { FAKE_LOG: log.path } })
+    const seen = probe({ RENNET_HOST_GUARD: 'off' }, { prompt: 'hi', cwd: dir, codexPath: codex })
     expect(assertOneTerminalLast(seen.events)).toMatchObject({ status: 'completed', failure: null })
     expect(seen.discovery.hostGuard).toEqual({ available: false, path: null, reason: expect.stringMatching(/switched off \(RENNET_HOST_GUARD=off\)/) })
     expect(log.starts()).toHaveLength(1)
     // Emptied, the variable is unset: the guard beside the addon again.
-    const emptied = probe({ RENNET_HOST_GUARD: '' }, { prompt: 'hi', cwd: dir, codexPath: codex, env: { FAKE_LOG: log.path } })
+    const emptied = probe({ RENNET_HOST_GUARD: '' }, { prompt: 'hi', cwd: dir, codexPath: codex })
     expect(emptied.discovery.hostGuard).toEqual({ available: true, path: GUARD, reason: null })
     expect(assertOneTerminalLast(emptied.events)).toMatchObject({ status: 'completed', failure: null })
   })

@@ -5,7 +5,7 @@ import { resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { setLogger } from '../../index.js'
 import type { LogRecord } from '../../index.js'
-import { FAKE, cleanupFakes, fakeRun, tempDir } from '../support/fake.js'
+import { cleanupFakes, fakeRun, scenarios, tempDir, writeFake } from '../support/fake.js'
 import { eventually, isAlive } from '../support/procs.js'
 
 const INDEX = resolve(__dirname, '../../index.js')
@@ -23,8 +23,8 @@ function stderrOfChildTurn(env: Record<string, string>, prelude = ''): string {
   const script = `
     const codex = require(${JSON.stringify(INDEX)})
     ${prelude}
-    codex.runTurn({ prompt: 'p', cwd: ${JSON.stringify(tempDir())}, codexPath: ${JSON.stringify(FAKE)},
-                    env: { FAKE_SCENARIO: 'crash' } }).outcome.then((t) => process.stdout.write(t.status))`
+    codex.runTurn({ prompt: 'p', cwd: ${JSON.stringify(tempDir())}, codexPath: ${JSON.stringify(writeFake('crash').codexPath)} })
+      .outcome.then((t) => process.stdout.write(t.status))`
   const child = spawnSync(process.execPath, ['-e', script], {
     env: { ...process.env, RENNET_LOG: '', ...env },
     encoding: 'utf8',
@@ -142,7 +142,7 @@ describe('logging', () => {
       { filter: 'rennet_codex=trace' },
     )
     const n = 20_000
-    const { events, terminal } = await fakeRun('burst', { fake: { FAKE_BURST: String(n) } })
+    const { events, terminal } = await fakeRun(scenarios.burst(n))
     expect(terminal.status).toBe('completed')
     expect(events.filter((e) => e.type === 'messageDelta')).toHaveLength(n)
     expect(calls).toBeGreaterThan(0)
@@ -167,7 +167,7 @@ describe('logging', () => {
       { filter: 'rennet_codex=trace' },
     )
     const n = 2_000 // below the event queue's bound, so the fake never waits for a reader
-    const { events, terminal } = await fakeRun('burst', { fake: { FAKE_BURST: String(n) } })
+    const { events, terminal } = await fakeRun(scenarios.burst(n))
     expect(childGone).toBe(true)
     expect(terminal.status).toBe('completed')
     expect(events.filter((e) => e.type === 'messageDelta')).toHaveLength(n)

@@ -1,10 +1,10 @@
 // Programming errors that are visible synchronously throw a TypeError naming the option.
-import { existsSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
 import type { RunTurnOptions } from '../../index.js'
-import { FakeLog, cleanupFakes, collect, fakeCodexPath, tempDir } from '../support/fake.js'
+import { cleanupFakes, collect, fakeCodexPath, tempDir, writeFake } from '../support/fake.js'
 
 afterEach(cleanupFakes)
 
@@ -22,16 +22,15 @@ function expectTypeError(options: unknown, names: RegExp) {
 describe('runTurn option validation', () => {
   it('throws when prompt is missing', () => {
     const dir = tempDir()
-    const log = join(dir, 'fake.log')
-    expectTypeError({ cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log } }, /prompt/)
-    expect(existsSync(log)).toBe(false)
+    const { codexPath, log } = writeFake('minimal', {}, dir)
+    expectTypeError({ cwd: dir, codexPath }, /prompt/)
+    expect(log.runs()).toEqual([])
   })
 
   it('throws when cwd is relative', () => {
-    const dir = tempDir()
-    const log = join(dir, 'fake.log')
-    expectTypeError({ prompt: 'hi', cwd: 'relative/dir', codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log } }, /cwd/)
-    expect(existsSync(log)).toBe(false)
+    const { codexPath, log } = writeFake()
+    expectTypeError({ prompt: 'hi', cwd: 'relative/dir', codexPath }, /cwd/)
+    expect(log.runs()).toEqual([])
   })
 
   it('throws when an option has the wrong type', () => {
@@ -68,9 +67,9 @@ describe('runTurn option validation', () => {
 describe('runTurn inputs that are not programming errors', () => {
   it('sends a prompt cut through a character with U+FFFD in place of the lone half', async () => {
     const dir = tempDir()
-    const log = new FakeLog(join(dir, 'fake.log'))
+    const { codexPath, log } = writeFake('minimal', {}, dir)
     const prompt = `Say ${'😀'.slice(0, 1)}hello${'😀'.slice(1)}`
-    const events = await collect(runTurn({ prompt, cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log.path } }))
+    const events = await collect(runTurn({ prompt, cwd: dir, codexPath }))
     expect(events.at(-1)).toMatchObject({ type: 'terminal', status: 'completed' })
     expect(log.request('turn/start').params.input[0].text).toBe('Say \uFFFDhello\uFFFD')
   })
@@ -89,10 +88,8 @@ describe('runTurn inputs that are not programming errors', () => {
 
   it('starts nothing for a signal that is already aborted', async () => {
     const dir = tempDir()
-    const log = new FakeLog(join(dir, 'fake.log'))
-    const events = await collect(
-      runTurn({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log.path }, signal: AbortSignal.abort() }),
-    )
+    const { codexPath, log } = writeFake('minimal', {}, dir)
+    const events = await collect(runTurn({ prompt: 'hi', cwd: dir, codexPath, signal: AbortSignal.abort() }))
     expect(events).toEqual([expect.objectContaining({ type: 'terminal', status: 'cancelled', cancellation: 'killed' })])
     expect(log.starts()).toEqual([])
   })

@@ -1,9 +1,7 @@
 // outputSchema: JSON Schema drafts by `$schema`, Standard Schemas (zod, valibot, arktype) with
 // their own validation, and the strict-mode check that turns a schema the model would refuse
-// into a TypeError before anything is spawned. The turns run against the fixture fake, whose
-// `minimal` scenario answers FAKE_TEXT.
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+// into a TypeError before anything is spawned. The turns run against the test kit's fake,
+// whose `minimal` scenario answers the text it is given.
 import { toStandardJsonSchema } from '@valibot/to-json-schema'
 import { type } from 'arktype'
 import * as v from 'valibot'
@@ -11,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { runTurn, runUtility, UtilityError } from '../../index.js'
 import type { UtilityOptions, UtilityResult } from '../../index.js'
-import { FakeLog, cleanupFakes, fakeCodexPath, fakeRun, tempDir } from '../support/fake.js'
+import { cleanupFakes, fakeRun, scenarios, tempDir, writeFake } from '../support/fake.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
 afterEach(cleanupFakes)
@@ -26,12 +24,11 @@ const closed = (properties: Record<string, unknown>) => ({
 /** runUtility against the fake answering `text`; the fake's log shows what it was sent. */
 async function utility<T>(outputSchema: UtilityOptions<T>['outputSchema'], text: string) {
   const dir = tempDir()
-  const log = new FakeLog(join(dir, 'fake.log'))
+  const { codexPath, log } = writeFake(scenarios.minimal(text), {}, dir)
   const settled = await runUtility<T>({
     prompt: 'x',
     cwd: dir,
-    codexPath: fakeCodexPath(dir),
-    env: { FAKE_SCENARIO: 'minimal', FAKE_LOG: log.path, FAKE_TEXT: text },
+    codexPath,
     outputSchema,
   }).then(
     (result: UtilityResult<T>) => ({ result, error: undefined }),
@@ -44,12 +41,12 @@ async function utility<T>(outputSchema: UtilityOptions<T>['outputSchema'], text:
 /** The TypeError runUtility rejects with for `schema`, after checking that nothing was spawned. */
 async function refused(schema: object): Promise<TypeError> {
   const dir = tempDir()
-  const log = join(dir, 'fake.log')
-  const error = await runUtility({ prompt: 'x', cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log }, outputSchema: schema }).catch((e: unknown) => e)
+  const { codexPath, log } = writeFake('minimal', {}, dir)
+  const error = await runUtility({ prompt: 'x', cwd: dir, codexPath, outputSchema: schema }).catch((e: unknown) => e)
   expect(error).toBeInstanceOf(TypeError)
-  expect(existsSync(log), 'the fake was started').toBe(false)
+  expect(log.runs(), 'the fake was started').toEqual([])
   // runTurn refuses the same schema, synchronously.
-  expect(() => runTurn({ prompt: 'x', cwd: dir, codexPath: fakeCodexPath(dir), env: { FAKE_LOG: log }, outputSchema: schema })).toThrow(TypeError)
+  expect(() => runTurn({ prompt: 'x', cwd: dir, codexPath, outputSchema: schema })).toThrow(TypeError)
   return error as TypeError
 }
 
@@ -251,7 +248,7 @@ describe('Standard Schemas', () => {
   })
 
   it('runTurn sends the converted schema too; structuredOutput is the parsed reply', async () => {
-    const { terminal, log } = await fakeRun('minimal', { outputSchema: z.object({ a: z.string() }), fake: { FAKE_TEXT: '{"a":"b"}' } })
+    const { terminal, log } = await fakeRun(scenarios.minimal('{"a":"b"}'), { outputSchema: z.object({ a: z.string() }) })
     expect(log.request('turn/start').params.outputSchema).toEqual({
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',

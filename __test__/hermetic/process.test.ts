@@ -1,7 +1,7 @@
 // Process hygiene: no child or grandchild outlives the turn; stderr never blocks the turn.
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
-import { assertOneTerminalLast, cleanupFakes, collect, fakeRun, fakeTurn, within } from '../support/fake.js'
+import { assertOneTerminalLast, cleanupFakes, collect, fakeRun, fakeTurn, scenarios, within } from '../support/fake.js'
 import { allProcesses, eventually, isAlive, liveInGroup } from '../support/procs.js'
 
 afterEach(cleanupFakes)
@@ -9,7 +9,7 @@ afterEach(cleanupFakes)
 describe('process tree', () => {
   for (const stdio of ['ignore', 'inherit'] as const) {
     it(`kills a grandchild in the child's process group (grandchild stdio: ${stdio})`, async () => {
-      const { turn, log } = fakeTurn('minimal', { fake: { FAKE_GRANDCHILD: stdio } })
+      const { turn, log } = fakeTurn('minimal', { fake: { grandchildren: [stdio] } })
       let grandchild = 0
       let grandchildGroup = 0
       let aliveDuringTurn = false
@@ -39,7 +39,7 @@ describe('process tree', () => {
   }
 
   it('escalates to SIGKILL when the child ignores stdin EOF and SIGTERM', async () => {
-    const { events, terminal, log } = await fakeRun('minimal', { fake: { FAKE_LINGER: '1', FAKE_IGNORE_SIGTERM: '1' } })
+    const { events, terminal, log } = await fakeRun('minimal', { fake: { linger: true, ignoreSigterm: true } })
     assertOneTerminalLast(events)
     expect(terminal.status).toBe('completed')
     const pid = log.start().pid
@@ -63,7 +63,7 @@ describe('process tree', () => {
 describe('stderr', () => {
   it('completes a turn while the child writes 20 MiB to stderr (no pipe deadlock)', async () => {
     const t0 = Date.now()
-    const { events, terminal, log } = await fakeRun('stderr-flood', { fake: { FAKE_STDERR_MB: '20' } })
+    const { events, terminal, log } = await fakeRun(scenarios['stderr-flood'](20))
     assertOneTerminalLast(events)
     const expectedText = log.sentMethod('item/completed')[0].params.item.text
     expect(terminal.status).toBe('completed')

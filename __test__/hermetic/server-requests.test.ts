@@ -1,6 +1,6 @@
 // Server→client requests are answered at once by policy; each answer is also an event.
 import { afterEach, describe, expect, it } from 'vitest'
-import { THREAD_ID, TURN_ID, cleanupFakes, fakeRun, types } from '../support/fake.js'
+import { ISOLATION_NOT_CONFIRMED, THREAD_ID, TURN_ID, cleanupFakes, fakeRun, terminalOf, types } from '../support/fake.js'
 
 afterEach(cleanupFakes)
 
@@ -62,15 +62,7 @@ describe('server requests', () => {
     })
     expect(log.events('server-request-timeout')).toEqual([])
 
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'all answered',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'all answered' }))
   })
 
   it('answers every request with a JSON-RPC error under readOnly access', async () => {
@@ -104,10 +96,10 @@ describe('server requests', () => {
     expect(turnStart.sandboxPolicy?.type).not.toBe('workspaceWrite')
   })
 
-  it.each(['serverConnected', 'hooksOn', 'writableSandbox'])(
+  it.each(Object.keys(ISOLATION_NOT_CONFIRMED) as Array<keyof typeof ISOLATION_NOT_CONFIRMED>)(
     'fails closed without starting the turn when the server reports %s',
     async (report) => {
-      const { events, terminal, log } = await fakeRun('server-requests', { access: 'readOnly', fake: { FAKE_ISOLATION: report } })
+      const { events, terminal, log } = await fakeRun('server-requests', { access: 'readOnly', fake: ISOLATION_NOT_CONFIRMED[report] })
       expect(terminal.status).toBe('failed')
       expect(terminal.failure).toMatchObject({ code: 'ISOLATION_NOT_CONFIRMED' })
       expect((terminal.failure?.detail as { report: unknown }).report).toBeTruthy()

@@ -15,6 +15,8 @@ import {
   fakeRun,
   fakeTurn,
   nativeOf,
+  scenarios,
+  terminalOf,
   types,
   usageOf,
   within,
@@ -77,15 +79,7 @@ describe('happy turn', () => {
       { type: 'usage', turn: turnUsage2, thread: usageOf(tokens2.total), contextWindow: 258400 },
       nativeOf(sent('account/rateLimits/updated')),
       nativeOf(sent('thread/status/changed', 1)),
-      ...completedThen({
-        type: 'terminal',
-        status: 'completed',
-        threadId: THREAD_ID,
-        turnId: TURN_ID,
-        finalMessage: 'Hello world',
-        usage: turnUsage2,
-        failure: null,
-      }),
+      ...completedThen(terminalOf({ finalMessage: 'Hello world', usage: turnUsage2 })),
     ])
     assertOneTerminalLast(events)
     expect(messageText(events)).toBe(terminal.finalMessage)
@@ -206,15 +200,7 @@ describe('happy turn', () => {
       'terminal',
     ])
     expect(events[1]).toEqual({ type: 'threadStarted', threadId: 'thr_resumed', resumed: true })
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: 'thr_resumed',
-      turnId: TURN_ID,
-      finalMessage: 'resumed answer',
-      usage: { input: 400, cacheRead: 120, output: 125, reasoning: 30, total: 525 },
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ threadId: 'thr_resumed', finalMessage: 'resumed answer', usage: { input: 400, cacheRead: 120, output: 125, reasoning: 30, total: 525 } }))
   })
 })
 
@@ -233,30 +219,14 @@ describe('turn/start is an acknowledgement', () => {
       'terminal',
     ])
     expect(events[2]).toEqual({ type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID })
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'early bird',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'early bird' }))
   })
 
   it('ends on the matching turn/completed without any turn/started; final message from its items', async () => {
     const { events, terminal } = await fakeRun('no-turn-started')
     assertOneTerminalLast(events)
     expect(types(events).filter((t) => t !== 'turnStarted')).toEqual(['started', 'threadStarted', 'turnCompleted', 'terminal'])
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'fallback text',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'fallback text' }))
   })
 
   // Interpretation (DESIGN is silent): the turn id is known from the turn/start response, so the
@@ -282,43 +252,30 @@ describe('structured output', () => {
 
   it('sends the schema on turn/start and parses a JSON final message', async () => {
     const text = '{"answer":"42"}'
-    const { terminal, log } = await fakeRun('minimal', { outputSchema: schema, fake: { FAKE_TEXT: text } })
+    const { terminal, log } = await fakeRun(scenarios.minimal(text), { outputSchema: schema })
     expect(log.request('turn/start').params.outputSchema).toEqual(schema)
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: text,
-      structuredOutput: { answer: '42' },
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: text, structuredOutput: { answer: '42' } }))
   })
 
   it('fails with STRUCTURED_OUTPUT_INVALID when the final message is not JSON', async () => {
     const text = 'The answer is 42.'
-    const { events, terminal } = await fakeRun('minimal', { outputSchema: schema, fake: { FAKE_TEXT: text } })
+    const { events, terminal } = await fakeRun(scenarios.minimal(text), { outputSchema: schema })
     assertOneTerminalLast(events)
-    expect(terminal).toEqual({
-      type: 'terminal',
+    expect(terminal).toEqual(terminalOf({
       status: 'failed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
       finalMessage: text,
-      usage: null,
       failure: {
         source: 'turn',
         code: 'STRUCTURED_OUTPUT_INVALID',
         message: expect.any(String),
         detail: { text },
       },
-    })
+    }))
     expect(terminal).not.toHaveProperty('structuredOutput', expect.anything())
   })
 
   it('leaves a JSON-looking message alone without a schema', async () => {
-    const { terminal } = await fakeRun('minimal', { fake: { FAKE_TEXT: '{"answer":"42"}' } })
+    const { terminal } = await fakeRun(scenarios.minimal('{"answer":"42"}'))
     expect(terminal.status).toBe('completed')
     expect(terminal.finalMessage).toBe('{"answer":"42"}')
     expect(terminal.structuredOutput).toBeUndefined()
@@ -340,15 +297,7 @@ describe('retries', () => {
       { type: 'itemCompleted', item: log.sentMethod('item/completed')[0].params.item },
       ...completedThen(terminal),
     ])
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'Hello again',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'Hello again' }))
   })
 
   // Interpretation: DESIGN names the completed agentMessage and turn/completed items as sources;
@@ -372,13 +321,8 @@ describe('turn failure', () => {
       nativeOf(log.sentMethod('error')[0]),
       ...completedThen(terminal),
     ])
-    expect(terminal).toEqual({
-      type: 'terminal',
+    expect(terminal).toEqual(terminalOf({
       status: 'failed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: null,
-      usage: null,
       failure: {
         source: 'turn',
         code: 'TURN_FAILED',
@@ -388,7 +332,7 @@ describe('turn failure', () => {
           additionalDetails: 'more detail from the provider',
         }),
       },
-    })
+    }))
     expect(log.methods()).not.toContain('turn/interrupt')
   })
 })
@@ -429,15 +373,7 @@ describe('foreign frames', () => {
       ...completedThen(terminal),
     ])
     // The sub-agent's completed turn and the other turn's failure did not end or change ours.
-    expect(terminal).toEqual({
-      type: 'terminal',
-      status: 'completed',
-      threadId: THREAD_ID,
-      turnId: TURN_ID,
-      finalMessage: 'mine only',
-      usage: null,
-      failure: null,
-    })
+    expect(terminal).toEqual(terminalOf({ finalMessage: 'mine only' }))
     expect(messageText(events)).toBe('mine only')
   })
 })
@@ -445,8 +381,8 @@ describe('foreign frames', () => {
 describe('throughput', () => {
   it('delivers a burst of 20,000 deltas complete and in order', async () => {
     const n = 20_000
-    const { events, terminal } = await fakeRun('burst', { fake: { FAKE_BURST: String(n) } })
-    const expected = Array.from({ length: n }, (_, i) => `${i},`)
+    const { events, terminal } = await fakeRun(scenarios.burst(n))
+    const expected = Array.from({ length: n }, (_, i) => String(i))
     const deltas = events.filter((e) => e.type === 'messageDelta').map((e) => (e as { delta: string }).delta)
     expect(deltas.length).toBe(n)
     expect(deltas).toEqual(expected)
@@ -457,10 +393,10 @@ describe('throughput', () => {
 
   it('resolves outcome for a 20,000-delta turn when nobody iterates', async () => {
     const n = 20_000
-    const { turn } = fakeTurn('burst', { fake: { FAKE_BURST: String(n) } })
+    const { turn } = fakeTurn(scenarios.burst(n))
     const terminal = await within(turn.outcome, 15_000, 'turn.outcome')
     expect(terminal.type).toBe('terminal')
     expect(terminal.status).toBe('completed')
-    expect(terminal.finalMessage).toBe(Array.from({ length: n }, (_, i) => `${i},`).join(''))
+    expect(terminal.finalMessage).toBe(Array.from({ length: n }, (_, i) => String(i)).join(''))
   })
 })

@@ -4,13 +4,13 @@
 // and session, or were orphaned at once. The host-death guard must end all of them, and then
 // leave itself. Timing is the bench's business (`pnpm bench --only hostDeath`); here the guard's
 // own exit tells when it finished.
-import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { FAKE, FakeLog, cleanupFakes, tempDir } from '../support/fake.js'
+import { cleanupFakes, tempDir, writeFake } from '../support/fake.js'
+import type { FakeCodexScript, FakeGrandchild } from '../../testing/index.js'
 import { eventually, isAlive, liveInGroup, liveWithMarker } from '../support/procs.js'
 import { DEATHS, Host, running, type Death } from './host.js'
 
-const GRANDCHILDREN = ['ignore', 'pgroup', 'session', 'daemon', 'daemon-noenv']
+const GRANDCHILDREN: FakeGrandchild[] = ['ignore', 'pgroup', 'session', 'daemon', 'daemon-noenv']
 /** Generous bounds for a loaded machine: they only stop a broken test from hanging. */
 const SETTLE_MS = 15_000
 
@@ -24,19 +24,10 @@ afterEach(async () => {
   if (killed.length) throw new Error(`the clean-up had to kill what the test left:\n${killed.join('\n')}`)
 })
 
-async function hostWithTurn(death: Death, fake: Record<string, string> = {}, env: Record<string, string> = {}) {
+async function hostWithTurn(death: Death, fake: FakeCodexScript = {}, env: Record<string, string> = {}) {
   const dir = tempDir()
-  const log = new FakeLog(join(dir, 'fake.log'))
-  const host = new Host(
-    death,
-    {
-      prompt: 'Say hello.',
-      cwd: dir,
-      codexPath: FAKE,
-      env: { FAKE_SCENARIO: 'hang', FAKE_LOG: log.path, FAKE_GRANDCHILD: GRANDCHILDREN.join(','), ...fake },
-    },
-    env,
-  )
+  const { codexPath, log } = writeFake('hang', { grandchildren: GRANDCHILDREN, ...fake }, dir)
+  const host = new Host(death, { prompt: 'Say hello.', cwd: dir, codexPath }, env)
   hosts.push(host)
   await host.until((e) => e.type === 'turnStarted')
   const allStarted = await eventually(() => log.events('grandchild').length === GRANDCHILDREN.length, SETTLE_MS)
@@ -68,7 +59,7 @@ describe.skipIf(process.platform !== 'linux')('the host dies mid-turn (Linux, fa
   }
 
   it('a child that ignores stdin EOF and SIGTERM is killed too', async () => {
-    const { host, child, victims } = await hostWithTurn('SIGKILL', { FAKE_LINGER: '1', FAKE_IGNORE_SIGTERM: '1' })
+    const { host, child, victims } = await hostWithTurn('SIGKILL', { linger: true, ignoreSigterm: true })
     expect(await eventually(() => host.guard() !== null, SETTLE_MS)).toBe(true)
     const guard = host.guard()!
     await host.end()

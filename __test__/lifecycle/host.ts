@@ -1,10 +1,13 @@
 // Drives __test__/fixtures/host.mjs: a Node process that runs one turn through the addon and
 // then ends as told, so that a suite can check what outlives it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterEach } from 'vitest'
 import type { HarnessEvent, RunTurnOptions } from '../../index.js'
-import { allProcesses, eventually, identify, isAlive, killLeftovers, psProcesses, type ProcessRef } from '../support/procs.js'
+import { removeFakeCodexes } from '../../testing/index.js'
+import { allProcesses, eventually, identify, isAlive, isRunning, killLeftovers, psProcesses, type ProcessRef } from '../support/procs.js'
 
 const HOST = resolve(__dirname, '../fixtures/host.mjs')
 
@@ -143,3 +146,31 @@ export function commandOf(pid: number): string {
 
 /** Which of `pids` still run. */
 export const running = (pids: number[]) => pids.filter(isAlive)
+
+/**
+ * What a platform suite ends after each test, whatever became of it: its hosts, every process
+ * it saw (`seen`, sent `signal`), the fakes it wrote and the directories it made (`tempDir`).
+ */
+export function endAfterEach(signal?: NodeJS.Signals): { hosts: Host[]; seen: number[]; tempDir: (prefix: string) => string } {
+  const hosts: Host[] = []
+  const seen: number[] = []
+  const dirs: string[] = []
+  afterEach(async () => {
+    for (const host of hosts.splice(0)) await host.dispose()
+    for (const pid of seen.splice(0).filter(isRunning)) {
+      try {
+        process.kill(pid, signal)
+      } catch {
+        // gone meanwhile
+      }
+    }
+    removeFakeCodexes()
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+  const tempDir = (prefix: string) => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+    dirs.push(dir)
+    return dir
+  }
+  return { hosts, seen, tempDir }
+}

@@ -24,7 +24,7 @@ afterEach(async () => {
 })
 
 /** The child ignores everything but SIGKILL. */
-const WEDGED = { FAKE_INTERRUPT: 'ignore', FAKE_LINGER: '1', FAKE_IGNORE_SIGTERM: '1' }
+const WEDGED = { interrupt: 'ignore', linger: true, ignoreSigterm: true } as const
 const GRACE_MS = 500
 /** Tolerates a loaded machine; the old behaviour took grace + ~2500 ms. */
 const KILLED_WITHIN_MS = GRACE_MS + 1500

@@ -7,53 +7,30 @@
 // Liveness comes from `process.kill(pid, 0)` and `ps` (a zombie counts as gone).
 //
 // Runs on macOS only (CI's macOS job); elsewhere the suite is skipped and says so.
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { runTurn, type HarnessEvent, type RunTurnOptions } from '../../index.js'
-import { FAKE, FakeLog, collect, within } from '../support/fake.js'
+import { FakeLog, collect, within, writeFake } from '../support/fake.js'
+import type { FakeGrandchild } from '../../testing/index.js'
 import { eventually, isRunning, runningInGroup } from '../support/procs.js'
-import { DEATHS, Host } from './host.js'
+import { DEATHS, Host, endAfterEach } from './host.js'
 
 const onMac = process.platform === 'darwin'
 if (!onMac) console.log(`macOS lifecycle tests skipped: they run on macOS only (this is ${process.platform})`)
 
-const GRANDCHILDREN = ['ignore', 'pgroup', 'session']
-const WEDGED = { FAKE_INTERRUPT: 'ignore', FAKE_LINGER: '1', FAKE_IGNORE_SIGTERM: '1' }
+const GRANDCHILDREN: FakeGrandchild[] = ['ignore', 'pgroup', 'session']
+const WEDGED = { interrupt: 'ignore', linger: true, ignoreSigterm: true } as const
 /** Generous bounds for a loaded machine: they only stop a broken test from hanging. */
 const BOUND_MS = 20_000
 
-const dirs: string[] = []
-const hosts: Host[] = []
-/** Every process a test saw: whatever a failed test left is killed. */
-const seen: number[] = []
-
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.dispose()
-  for (const pid of seen.splice(0).filter(isRunning)) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // gone meanwhile
-    }
-  }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+/** Whatever a failed test left is killed. */
+const { hosts, seen, tempDir } = endAfterEach('SIGKILL')
 
 /** A turn of the fake that hangs after turnStarted, with the grandchildren, in a fresh directory. */
 function turnOptions(): { options: RunTurnOptions; log: FakeLog } {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-macos-')))
-  dirs.push(dir)
-  const log = new FakeLog(join(dir, 'fake.log'))
-  const options: RunTurnOptions = {
-    prompt: 'Say hello.',
-    cwd: dir,
-    codexPath: FAKE,
-    interruptGraceMs: 500,
-    env: { FAKE_SCENARIO: 'hang', FAKE_LOG: log.path, FAKE_GRANDCHILD: GRANDCHILDREN.join(','), ...WEDGED },
-  }
+  const dir = tempDir('rennet-macos-')
+  const { codexPath, log } = writeFake('hang', { grandchildren: GRANDCHILDREN, ...WEDGED }, dir)
+  const options: RunTurnOptions = { prompt: 'Say hello.', cwd: dir, codexPath, interruptGraceMs: 500 }
   return { options, log }
 }
 

@@ -6,21 +6,18 @@
 // `process.kill(pid, 0)`.
 //
 // The test kit's fake (`writeFakeCodex`) leaves when its stdin closes, as Codex does, so a turn
-// that ends it proves little about killing; the suite's own fake app-server with FAKE_LINGER=1
-// (behind a `.cmd` of the same form) does not, and only a kill ends it.
+// that ends it proves little about killing; with `linger` it stays, and only a kill ends it.
 //
 // Runs on Windows only (CI's Windows job); elsewhere the suite is skipped and says so.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { runTurn, type HarnessEvent, type RunTurnOptions } from '../../index.js'
-import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
-import { FakeLog, assertOneTerminalLast, collect, fakeCodexPath, within } from '../support/fake.js'
+import { fakeCodexRuns, writeFakeCodex } from '../../testing/index.js'
+import { FakeLog, assertOneTerminalLast, collect, within, writeFake, type ScenarioName } from '../support/fake.js'
+import type { FakeCodexScript } from '../../testing/index.js'
 import { eventually, isRunning } from '../support/procs.js'
-import { Host } from './host.js'
+import { Host, endAfterEach } from './host.js'
 
 const onWindows = process.platform === 'win32'
 if (!onWindows) console.log(`Windows lifecycle tests skipped: they run on Windows only (this is ${process.platform})`)
@@ -28,40 +25,18 @@ if (!onWindows) console.log(`Windows lifecycle tests skipped: they run on Window
 /** Generous bounds for a loaded machine: they only stop a broken test from hanging. */
 const BOUND_MS = 20_000
 
-const dirs: string[] = []
-const hosts: Host[] = []
-/** Every process a test saw: whatever a failed test left is ended. */
-const seen: number[] = []
-
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.dispose()
-  for (const pid of seen.splice(0).filter(isRunning)) {
-    try {
-      process.kill(pid)
-    } catch {
-      // gone meanwhile
-    }
-  }
-  removeFakeCodexes()
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
-function tempDir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'rennet-windows-')))
-  dirs.push(dir)
-  return dir
-}
+/** Whatever a failed test left is ended. */
+const { hosts, seen, tempDir: made } = endAfterEach()
+const tempDir = () => made('rennet-windows-')
 
 /**
- * A turn of the suite's fake app-server behind `codex.cmd`, ignoring the interrupt and staying
- * when its stdin closes (`fake`: more FAKE_* variables).
+ * A turn of the fake behind `codex.cmd` playing `scenario`, ignoring the interrupt and staying
+ * when its stdin closes (`fake`: more of its script).
  */
-function lingeringTurn(scenario: string, fake: Record<string, string> = {}): { options: RunTurnOptions; log: FakeLog } {
+function lingeringTurn(scenario: ScenarioName, fake: FakeCodexScript = {}): { options: RunTurnOptions; log: FakeLog } {
   const dir = tempDir()
-  const codexPath = fakeCodexPath(dir)
-  const log = new FakeLog(join(dir, 'fake.log'))
-  const env = { FAKE_SCENARIO: scenario, FAKE_LOG: log.path, FAKE_INTERRUPT: 'ignore', FAKE_LINGER: '1', ...fake }
-  return { options: { prompt: 'Say hello.', cwd: dir, codexPath, interruptGraceMs: 500, env }, log }
+  const { codexPath, log } = writeFake(scenario, { interrupt: 'ignore', linger: true, ...fake }, dir)
+  return { options: { prompt: 'Say hello.', cwd: dir, codexPath, interruptGraceMs: 500 }, log }
 }
 
 /** The pid of the fake app-server (below cmd.exe), once it has received `method`. */
@@ -132,7 +107,7 @@ describe.skipIf(!onWindows)('Windows: nothing outlives a turn (Job Objects)', ()
   })
 
   it('the host is ended by taskkill /F mid-turn: the Job Object ends the fake and the grandchild it started detached', async () => {
-    const { options, log } = lingeringTurn('hang', { FAKE_GRANDCHILD: 'detached-node' })
+    const { options, log } = lingeringTurn('hang', { grandchildren: ['detached-node'] })
     const host = new Host('SIGKILL', options)
     hosts.push(host)
     await host.until((e) => e.type === 'turnStarted', BOUND_MS)

@@ -1,17 +1,15 @@
 // options.mcp through runTurn: policy failures end the turn before anything is spawned.
 import { describe, expect, it } from 'vitest'
 import { tmpdir } from 'node:os'
-import { resolve } from 'node:path'
 import { runTurn } from '../../index.js'
-
-const FAKE = resolve(__dirname, '../fixtures/fake-app-server.mjs')
+import { writeFakeCodex } from '../../testing/index.js'
 
 describe('runTurn with an MCP policy', () => {
   it('rejects a server that is not on loopback before spawning', async () => {
     const turn = runTurn({
       prompt: 'x',
       cwd: tmpdir(),
-      codexPath: FAKE,
+      codexPath: writeFakeCodex(),
       mcp: { servers: { remote: { url: 'http://localhost.example.com/mcp', httpHeaders: { 'X-Secret': 'canary-value' } } } },
     })
     const events = []

@@ -47,8 +47,8 @@ export interface RealTurnOptions {
   /** Extra runTurn options (merged last). */
   extra?: Partial<RunTurnOptions>
   /**
-   * An executable that runs the Codex under test itself (named by RENNET_TEST_WRAPPED_CODEX in
-   * its environment), given to runTurn as `codexPath` instead.
+   * An executable that stands between runTurn and the Codex under test (a test kit fake with a
+   * `relay` to it), given to runTurn as `codexPath` instead.
    */
   wrapper?: string
   /** Runs before runTurn(), with the Codex home, cwd and mock in place (e.g. to snapshot them). */
@@ -145,12 +145,11 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
   let watchdogFired = false
   try {
     options.beforeTurn?.({ home, cwd, mock })
-    const wrapped = options.wrapper ? { RENNET_TEST_WRAPPED_CODEX: home.codexPath } : {}
     const turn = runTurn({
       prompt: options.prompt ?? 'Say hello.',
       cwd: cwd.path,
       codexPath: options.wrapper ?? home.codexPath,
-      env: { ...home.env, [MARK_VAR]: mark, ...wrapped, ...options.env },
+      env: { ...home.env, [MARK_VAR]: mark, ...options.env },
       ...(options.outputSchema ? { outputSchema: options.outputSchema } : {}),
       ...(options.interruptGraceMs !== undefined ? { interruptGraceMs: options.interruptGraceMs } : {}),
       requestTimeoutMs: options.requestTimeoutMs ?? 15_000,

@@ -2,11 +2,12 @@
 // appear in an event, a terminal failure or a TypeError the addon produces, on any path; what
 // the child itself prints on stderr is redacted for credential-named variables.
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
 import type { RunTurnOptions } from '../../index.js'
-import { FAKE, PROMPT, cleanupFakes, collect, fakeRun, tempDir } from '../support/fake.js'
+import { PROMPT, cleanupFakes, collect, fakeCodexPath, fakeRun, scenarios, tempDir, writeFake } from '../support/fake.js'
+import type { ScenarioName } from '../support/fake.js'
+import type { FakeCodexScript } from '../../testing/index.js'
 
 afterEach(cleanupFakes)
 
@@ -20,20 +21,19 @@ function expectNoCanary(value: unknown, canaries: string[]) {
 describe('no canary in events or failures, whatever ends the turn', () => {
   // Each scenario ends a different way: completed, turn failure, exit with a stderr tail,
   // parse failure with the offending line, request timeout, interrupt.
-  const scenarios: Array<[string, Record<string, string>, Partial<RunTurnOptions>]> = [
-    ['happy', {}, {}],
-    ['turn-failed', {}, {}],
-    ['crash', {}, {}],
-    ['malformed-mid-stream', {}, {}],
-    ['no-turn-start-response', {}, { requestTimeoutMs: 300 }],
-    ['fault', { FAKE_FAULT: 'close-stdout', FAKE_PHASE: 'mid-stream' }, {}],
+  const endings: Array<[string, ScenarioName | FakeCodexScript, Partial<RunTurnOptions>]> = [
+    ['happy', 'happy', {}],
+    ['turn-failed', 'turn-failed', {}],
+    ['crash', 'crash', {}],
+    ['malformed-mid-stream', 'malformed-mid-stream', {}],
+    ['no-turn-start-response', 'no-turn-start-response', { requestTimeoutMs: 300 }],
+    ['close-stdout mid-stream', scenarios.fault('close-stdout', 'mid-stream'), {}],
   ]
-  for (const [scenario, fake, extra] of scenarios) {
-    it(scenario, async () => {
+  for (const [name, scenario, extra] of endings) {
+    it(name, async () => {
       const secrets = [canary('env'), canary('token')]
       const { events, terminal, log } = await fakeRun(scenario, {
         ...extra,
-        fake,
         env: { RENNET_CANARY_ENV: secrets[0], RENNET_CANARY_TOKEN: secrets[1] },
       })
       // The child did get them (not vacuous).
@@ -47,7 +47,7 @@ describe('no canary in events or failures, whatever ends the turn', () => {
     const token = canary('token')
     const plain = canary('plain')
     const { events, terminal } = await fakeRun('crash', {
-      fake: { FAKE_STDERR_ENV: 'RENNET_CANARY_TOKEN,RENNET_PLAIN_SETTING' },
+      fake: { echoEnv: ['RENNET_CANARY_TOKEN', 'RENNET_PLAIN_SETTING'] },
       env: { RENNET_CANARY_TOKEN: token, RENNET_PLAIN_SETTING: plain },
     })
     const lines = events.flatMap((e) => (e.type === 'diagnostic' ? [e.line] : []))
@@ -87,7 +87,7 @@ describe('no canary in events or failures, whatever ends the turn', () => {
       const turn = runTurn({
         prompt: PROMPT,
         cwd: tempDir(),
-        codexPath: FAKE,
+        codexPath: fakeCodexPath(tempDir()),
         env: { RENNET_CANARY_TOKEN: token },
         mcp: { servers: { probe: server } },
       })
@@ -121,10 +121,10 @@ describe('wrong options are a TypeError naming the option, without its value', (
   for (const [name, bad, names] of cases) {
     it(name, async () => {
       const dir = tempDir()
-      const log = `${dir}/fake.log`
+      const { codexPath, log } = writeFake('minimal', {}, dir)
       let thrown: unknown
       try {
-        runTurn({ prompt: PROMPT, cwd: dir, codexPath: FAKE, env: { FAKE_LOG: log }, ...bad } as RunTurnOptions)
+        runTurn({ prompt: PROMPT, cwd: dir, codexPath, ...bad } as RunTurnOptions)
       } catch (e) {
         thrown = e
       }
@@ -132,9 +132,9 @@ describe('wrong options are a TypeError naming the option, without its value', (
       const message = (thrown as TypeError).message
       expect(message).toMatch(names)
       expect(message.includes(secret), message).toBe(false)
-      // Nothing was started (where the fake's log could be named).
+      // Nothing was started.
       await new Promise((r) => setTimeout(r, 100))
-      if (!('env' in bad)) expect(existsSync(log)).toBe(false)
+      expect(log.runs()).toEqual([])
     })
   }
 })

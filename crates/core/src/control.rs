@@ -1,8 +1,11 @@
-//! What the caller asks of a running turn, beside reading its events: abort it (politely:
-//! `turn/interrupt`, then kill after the grace), kill it (no grace: nobody is left to see
-//! the end), or steer it (more input for the running turn). The binding raises these; the
-//! runner waits on them.
+//! What the caller asks of a running turn, beside reading its events: start it (a prepared
+//! turn waits for its input), abort it (politely: `turn/interrupt`, then kill after the grace),
+//! kill it (no grace: nobody is left to see the end), or steer it (more input for the running
+//! turn); and what the runner tells before the events do: that a prepared turn is ready. The
+//! binding raises these; the runner waits on them.
 
+use crate::failure::Failure;
+use crate::options::TurnInput;
 use crate::protocol::RpcError;
 use crate::user_input::InputItem;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,15 +56,35 @@ pub struct Control {
     abort: Signal,
     kill: Signal,
     steering: Mutex<Steering>,
+    start: Mutex<Start>,
+    readiness: tokio::sync::watch::Sender<Option<Readiness>>,
+}
+
+/// A prepared turn's input, on its way to the runner (once).
+struct Start {
+    sender: Option<oneshot::Sender<TurnInput>>,
+    receiver: Option<oneshot::Receiver<TurnInput>>,
+}
+
+/// How a prepared turn's preparation ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Readiness {
+    /// Everything up to `turn/start` is done: the thread is open (and its isolation confirmed).
+    Ready { thread_id: String },
+    /// It ended first: the failure its terminal carries.
+    Failed(Failure),
 }
 
 impl Default for Control {
     fn default() -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
+        let (start, started) = oneshot::channel();
         Control {
             abort: Signal::default(),
             kill: Signal::default(),
             steering: Mutex::new(Steering { sender: Some(sender), receiver: Some(receiver) }),
+            start: Mutex::new(Start { sender: Some(start), receiver: Some(started) }),
+            readiness: tokio::sync::watch::channel(None).0,
         }
     }
 }
@@ -73,6 +96,47 @@ impl Control {
 
     fn steering(&self) -> std::sync::MutexGuard<'_, Steering> {
         self.steering.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Gives a prepared turn its input; `false` when it was given one already.
+    pub fn start(&self, input: TurnInput) -> bool {
+        let sender = self.start.lock().unwrap_or_else(|e| e.into_inner()).sender.take();
+        // A runner that is gone drops it: the turn's terminal says why.
+        sender.map(|sender| sender.send(input)).is_some()
+    }
+
+    /// Whether `start` gave the input already.
+    pub fn started(&self) -> bool {
+        self.start.lock().unwrap_or_else(|e| e.into_inner()).sender.is_none()
+    }
+
+    /// The prepared turn's input, for the runner; `None` once taken.
+    pub fn take_start(&self) -> Option<oneshot::Receiver<TurnInput>> {
+        self.start.lock().unwrap_or_else(|e| e.into_inner()).receiver.take()
+    }
+
+    /// Tells how the preparation ended; only the first word counts.
+    pub fn set_readiness(&self, readiness: Readiness) {
+        self.readiness.send_if_modified(|now| {
+            let first = now.is_none();
+            if first {
+                *now = Some(readiness);
+            }
+            first
+        });
+    }
+
+    /// Resolves once the preparation ended, ready or not.
+    pub async fn readiness(&self) -> Readiness {
+        let mut rx = self.readiness.subscribe();
+        loop {
+            if let Some(readiness) = rx.borrow_and_update().clone() {
+                return readiness;
+            }
+            if rx.changed().await.is_err() {
+                unreachable!("the readiness sender lives in the control");
+            }
+        }
     }
 
     /// Hands `input` to the runner. The receiver learns whether the server took it; it is

@@ -52,10 +52,13 @@ pub enum Code {
     StructuredOutputInvalid,
     // internal
     InternalError,
+    /// Never in a terminal event: what a prepared turn's `ready` says when it was disposed or
+    /// aborted before it was ready (and what a cancelled call or utility call rejects with).
+    Cancelled,
 }
 
 impl Code {
-    pub const ALL: [Code; 24] = [
+    pub const ALL: [Code; 25] = [
         Code::CodexNotFound,
         Code::CodexNotExecutable,
         Code::CwdNotFound,
@@ -80,6 +83,7 @@ impl Code {
         Code::TurnFailed,
         Code::StructuredOutputInvalid,
         Code::InternalError,
+        Code::Cancelled,
     ];
 
     /// The code as the contract spells it (`CODEX_NOT_FOUND`).
@@ -109,6 +113,7 @@ impl Code {
             Code::TurnFailed => "TURN_FAILED",
             Code::StructuredOutputInvalid => "STRUCTURED_OUTPUT_INVALID",
             Code::InternalError => "INTERNAL_ERROR",
+            Code::Cancelled => "CANCELLED",
         }
     }
 }

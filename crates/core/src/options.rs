@@ -83,15 +83,13 @@ impl std::fmt::Debug for McpServer {
 
 /// Validated options of one turn. `Debug` shows variable names of `env`, never their values.
 pub struct TurnOptions {
-    /// The prompt or the input items, in order.
-    pub input: Vec<InputItem>,
+    /// What `turn/start` carries; `None` for a prepared turn, which is given it at its start.
+    pub turn: Option<TurnInput>,
     /// Which Codex, where, with which environment.
     pub target: Target,
     /// `None` when absent or empty: an empty model is an error on the wire.
     pub model: Option<String>,
     pub access: Access,
-    pub effort: Option<String>,
-    pub output_schema: Option<Box<RawValue>>,
     pub thread_id: Option<String>,
     pub mcp: Option<McpPolicy>,
     pub interrupt_grace: Duration,
@@ -101,12 +99,10 @@ pub struct TurnOptions {
 impl std::fmt::Debug for TurnOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TurnOptions")
-            .field("input", &self.input)
+            .field("turn", &self.turn)
             .field("target", &self.target)
             .field("model", &self.model)
             .field("access", &self.access)
-            .field("effort", &self.effort)
-            .field("output_schema", &self.output_schema)
             .field("thread_id", &self.thread_id)
             .field("mcp", &self.mcp)
             .field("interrupt_grace", &self.interrupt_grace)
@@ -115,20 +111,71 @@ impl std::fmt::Debug for TurnOptions {
     }
 }
 
+/// The input of one turn: what the user says, and how the answer is to come back.
+#[derive(Debug)]
+pub struct TurnInput {
+    /// The prompt or the input items, in order.
+    pub input: Vec<InputItem>,
+    pub output_schema: Option<Box<RawValue>>,
+    pub effort: Option<String>,
+}
+
+impl TurnInput {
+    /// Checks the fields; errors name them as `{at}.<field>` (`options.prompt`).
+    fn parse(
+        prompt: Option<String>,
+        input: Option<Vec<RawItem>>,
+        output_schema: Option<Box<RawValue>>,
+        effort: Option<String>,
+        locus: Option<&Locus>,
+    ) -> Result<TurnInput, OptionsError> {
+        if let Some(schema) = &output_schema {
+            if !schema.get().trim_start().starts_with('{') {
+                return Err(invalid("options.outputSchema must be a JSON Schema object"));
+            }
+        }
+        if matches!(&effort, Some(e) if e.is_empty()) {
+            return Err(invalid("options.effort must be a non-empty string"));
+        }
+        Ok(TurnInput { input: user_input::from_options(prompt, input, locus)?, output_schema, effort })
+    }
+}
+
+/// `PreparedTurn.start`'s argument, as JSON text: `{ prompt? , input?, outputSchema?, effort? }`
+/// (exactly one of `prompt` and `input`). `locus` is the prepared turn's.
+pub fn parse_start(json: &str, locus: Option<&Locus>) -> Result<TurnInput, OptionsError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct RawStart {
+        #[serde(default)]
+        prompt: Option<String>,
+        #[serde(default)]
+        input: Option<Vec<RawItem>>,
+        #[serde(default)]
+        output_schema: Option<Box<RawValue>>,
+        #[serde(default)]
+        effort: Option<String>,
+    }
+    let raw: RawStart = from_json(json)?;
+    TurnInput::parse(raw.prompt, raw.input, raw.output_schema, raw.effort, locus)
+}
+
 /// Parses and validates the JSON text of a `runTurn` options object.
 pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
+    parse_as(json, false)
+}
+
+/// The options of `prepareTurn`: those of `runTurn` without the turn's input, which `start`
+/// gives.
+pub fn parse_prepared(json: &str) -> Result<TurnOptions, OptionsError> {
+    parse_as(json, true)
+}
+
+fn parse_as(json: &str, prepared: bool) -> Result<TurnOptions, OptionsError> {
     let raw: RawOptions = from_json(json)?;
 
-    if let Some(schema) = &raw.output_schema {
-        if !schema.get().trim_start().starts_with('{') {
-            return Err(invalid("options.outputSchema must be a JSON Schema object"));
-        }
-    }
     if matches!(&raw.thread_id, Some(id) if id.is_empty()) {
         return Err(invalid("options.threadId must be a non-empty string"));
-    }
-    if matches!(&raw.effort, Some(e) if e.is_empty()) {
-        return Err(invalid("options.effort must be a non-empty string"));
     }
     if raw.request_timeout_ms == Some(0) {
         return Err(invalid("options.requestTimeoutMs must be greater than 0"));
@@ -140,16 +187,29 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
              for MCP servers",
         ));
     }
-    let input = user_input::from_options(raw.prompt, raw.input, raw.locus.as_ref())?;
+    let turn = if prepared {
+        let given = [
+            ("prompt", raw.prompt.is_some()),
+            ("input", raw.input.is_some()),
+            ("outputSchema", raw.output_schema.is_some()),
+            ("effort", raw.effort.is_some()),
+        ];
+        if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(invalid(format!(
+                "options.{name} belongs to start(): a prepared turn is given its input when it starts"
+            )));
+        }
+        None
+    } else {
+        Some(TurnInput::parse(raw.prompt, raw.input, raw.output_schema, raw.effort, raw.locus.as_ref())?)
+    };
     let target = Target::parse(raw.cwd, raw.codex_path, raw.locus, raw.env)?;
 
     Ok(TurnOptions {
-        input,
+        turn,
         target,
         model: raw.model.filter(|m| !m.is_empty()),
         access: raw.access.unwrap_or_default(),
-        effort: raw.effort,
-        output_schema: raw.output_schema,
         thread_id: raw.thread_id,
         mcp: raw.mcp,
         interrupt_grace: raw.interrupt_grace_ms.map(Duration::from_millis).unwrap_or(DEFAULT_INTERRUPT_GRACE),

@@ -6,12 +6,17 @@
 //! bounded: when it is full the runner stops reading the child's stdout, so the pipe pushes
 //! back on the child, while the runner stays free to interrupt and kill. Pushing itself never
 //! blocks.
+//!
+//! Events coalesce only while the consumer is busy: what is queued while the JavaScript thread
+//! works through the last batch is taken in one piece when it comes back (a pull, no wake-up),
+//! and an event for a consumer that already waits crosses at once. The one other hold: while
+//! the runner still has whole frames buffered (they are parsed in microseconds), the waiting
+//! consumer is woken once for all of them rather than once per frame.
 
 use crate::batch::Batch;
 use crate::events::{HarnessEvent, Terminal};
 use std::collections::VecDeque;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
 
 /// Reading from the child pauses above either bound.
@@ -22,20 +27,6 @@ pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
 pub const HOLD_EVENTS: usize = 256;
 /// One crossing carries at most this much (a batch always carries at least one event).
 pub const MAX_BATCH_BYTES: usize = 64 * 1024;
-/// A waiting consumer that was handed a batch less than this long ago gets the next one when
-/// this much time has passed since (or [`HOLD_EVENTS`] are queued): a busy stream crosses in
-/// batches instead of waking the JavaScript thread for each event, and the first event after
-/// a quiet spell still crosses at once. The runtime's timer has millisecond resolution.
-pub const COALESCE: Duration = Duration::from_millis(1);
-
-/// What the runner may do before its next read (see [`EventStream::may_read`]).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Reading {
-    /// Whether it may read another frame.
-    pub room: bool,
-    /// When it must call [`EventStream::release`] if it is still waiting for input then.
-    pub release_at: Option<Instant>,
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -61,11 +52,9 @@ struct Queue {
     closed: bool,
     /// A consumer that found the queue empty and waits to be handed the next batch.
     waiter: Option<BatchWaiter>,
-    /// The reader has more input buffered, or the stream is busy: the waiting consumer gets
-    /// what comes in one batch.
+    /// The reader has more whole frames buffered: the waiting consumer gets what they bring
+    /// in one batch.
     holding: bool,
-    /// When a waiting consumer was last handed a batch.
-    last_handover: Option<Instant>,
 }
 
 /// Receives the next batch, or `None` when there will be none; called on the producing thread.
@@ -106,9 +95,6 @@ impl Queue {
         let batch = self.take();
         if batch.is_none() && !self.closed && self.mode != Mode::Discard {
             return None;
-        }
-        if batch.is_some() {
-            self.last_handover = Some(Instant::now());
         }
         self.waiter.take().map(|waiter| (waiter, batch))
     }
@@ -155,7 +141,6 @@ impl EventStream {
                 closed: false,
                 waiter: None,
                 holding: false,
-                last_handover: None,
             }),
             readable: Notify::new(),
             writable: Notify::new(),
@@ -228,21 +213,18 @@ impl EventStream {
         q.has_room()
     }
 
-    /// Called by the runner before each read. While `input_buffered` (the next frame is
-    /// already in memory, so reading it will not wait) or within [`COALESCE`] of the last
-    /// hand-over, a waiting consumer is handed the events in one batch when the input runs dry
-    /// and that time is up (or [`HOLD_EVENTS`] are queued) instead of one crossing per event.
-    /// A quiet stream's frame is alone in the buffer and comes after a quiet spell, so its
-    /// event crosses at once.
-    pub fn may_read(&self, input_buffered: bool, now: Instant) -> Reading {
+    /// Called by the runner before each read; whether it may read another frame. While
+    /// `input_buffered` (the next frame is already in memory, so reading it will not wait), a
+    /// waiting consumer is handed the events in one batch when the input runs dry (or
+    /// [`HOLD_EVENTS`] are queued) instead of one crossing per frame; otherwise at once.
+    pub fn may_read(&self, input_buffered: bool) -> bool {
         let mut q = self.lock();
         let room = q.has_room();
-        let busy_until = q.last_handover.map(|at| at + COALESCE).filter(|&until| until > now);
-        q.holding = room && (input_buffered || busy_until.is_some());
+        q.holding = room && input_buffered;
         let due = q.due();
         drop(q);
         self.hand_over(due);
-        Reading { room, release_at: busy_until.filter(|_| room) }
+        room
     }
 
     /// The runner stops reading for now: a waiting consumer gets what was held back.
@@ -280,12 +262,10 @@ impl EventStream {
         self.take_from(&mut q)
     }
 
-    /// Takes the queued events as the consumer, waking a runner that waits for room.
+    /// Takes the queued events as the consumer, waking a runner that waits for room. A
+    /// consumer that comes back gets what is queued at once (held or not): it is awake.
     fn take_from(&self, q: &mut Queue) -> Option<String> {
         q.consumer_arrived();
-        if q.held() {
-            return None;
-        }
         let batch = q.take();
         if batch.is_some() {
             self.writable.notify_one();
@@ -440,11 +420,6 @@ mod tests {
         assert_eq!(*got.lock().unwrap(), vec![None], "after the terminal: told at once that nothing follows");
     }
 
-    /// A moment after any hand-over's coalescing window.
-    fn quiet() -> Instant {
-        Instant::now() + COALESCE * 2
-    }
-
     fn events_in(batch: &Option<String>) -> usize {
         decode(batch.as_deref().unwrap()).unwrap().len()
     }
@@ -454,17 +429,17 @@ mod tests {
         let s = EventStream::new();
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true, quiet()).room);
+        assert!(s.may_read(true));
         s.push(&diag(1));
         s.push(&diag(2));
         assert!(got.lock().unwrap().is_empty(), "held while more input is buffered");
-        assert!(s.may_read(false, quiet()).room);
+        assert!(s.may_read(false));
         assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
 
         // Never more than HOLD_EVENTS wait for the input to run dry.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true, quiet()).room);
+        assert!(s.may_read(true));
         for i in 0..HOLD_EVENTS {
             s.push(&diag(i));
         }
@@ -473,7 +448,7 @@ mod tests {
         // Held events go out when the runner stops reading.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true, quiet()).room);
+        assert!(s.may_read(true));
         s.push(&diag(0));
         assert!(got.lock().unwrap().is_empty());
         s.release();
@@ -482,47 +457,39 @@ mod tests {
         // A quiet stream: nothing else buffered, the event crosses at once.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert_eq!(s.may_read(false, quiet()), Reading { room: true, release_at: None });
+        assert!(s.may_read(false));
         s.push(&diag(0));
         assert_eq!(got.lock().unwrap().len(), 1);
     }
 
     #[test]
-    fn a_busy_stream_crosses_once_per_coalescing_window() {
+    fn events_coalesce_only_while_the_consumer_is_busy() {
         let s = EventStream::new();
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert_eq!(s.may_read(false, Instant::now()), Reading { room: true, release_at: None });
+        assert!(s.may_read(false));
         s.push(&diag(1));
-        assert_eq!(got.lock().unwrap().len(), 1, "the first event crosses at once");
+        assert_eq!(got.lock().unwrap().len(), 1, "a waiting consumer gets the event at once");
 
-        let (got, waiter) = recorder();
-        assert_eq!(s.pull(waiter), None);
-        let reading = s.may_read(false, Instant::now());
-        let release_at = reading.release_at.expect("within the window of the last hand-over");
-        assert!(release_at <= Instant::now() + COALESCE);
+        // The consumer works through that batch: what comes meanwhile waits for it, and it
+        // takes all of it in one piece when it comes back.
+        assert!(s.may_read(false));
         s.push(&diag(2));
         s.push(&diag(3));
-        assert!(got.lock().unwrap().is_empty(), "held until the window is up");
-        s.release();
-        assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
+        assert_eq!(events_in(&s.try_take()), 2);
 
-        // Past the window the stream counts as quiet again.
+        // Back and waiting: the next event crosses at once, even right after a hand-over.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert_eq!(s.may_read(false, quiet()).release_at, None);
+        assert!(s.may_read(false));
         s.push(&diag(4));
-        assert_eq!(got.lock().unwrap().len(), 1);
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 1);
 
-        // A consumer that comes back for more within the window waits for it too.
-        assert!(s.may_read(false, Instant::now()).release_at.is_some());
+        // A consumer that comes back while the runner holds buffered frames is awake: it gets
+        // what is queued at once.
+        assert!(s.may_read(true));
         s.push(&diag(5));
-        assert_eq!(s.try_take(), None);
-        let (got, waiter) = recorder();
-        assert_eq!(s.pull(waiter), None);
-        s.push(&diag(6));
-        s.release();
-        assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
+        assert_eq!(events_in(&s.try_take()), 1);
     }
 
     #[test]

@@ -11,9 +11,9 @@ pub mod policy;
 mod script;
 pub mod state;
 
-use crate::control::{Caller, Control};
+use crate::control::{Caller, Control, Readiness};
 use crate::events::{DiagnosticSource, HarnessEvent, Terminal};
-use crate::failure::Failure;
+use crate::failure::{Code, Failure, FailureSource};
 use crate::options::{Access, TurnOptions};
 use crate::process::stderr::LineSink;
 use crate::process::{ServerProcess, Spec};
@@ -82,6 +82,14 @@ pub async fn run(options: TurnOptions, stream: Arc<EventStream>, control: Arc<Co
         let terminal = start_and_drive(&options, &stream, &control, &key).await;
         // Also where the turn never reached its frame loop (a spawn failure, an early abort).
         control.end_steering();
+        // A preparation that ended before it was ready: the failure its terminal carries.
+        control.set_readiness(Readiness::Failed(terminal.failure.clone().unwrap_or_else(|| {
+            Failure::new(
+                FailureSource::Turn,
+                Code::Cancelled,
+                "the prepared turn was disposed or aborted before it was ready",
+            )
+        })));
         // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
         let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
         let code = terminal.failure.as_ref().map(|f| f.code.as_str());

@@ -8,10 +8,10 @@ use super::ending::{self, Ending};
 use super::policy;
 use super::state::TurnState;
 use crate::account;
-use crate::control::{Caller, Control, Steer};
+use crate::control::{Caller, Control, Readiness, Steer};
 use crate::events::{DiagnosticSource, HarnessEvent, PassthroughReason};
 use crate::isolation;
-use crate::options::{Access, TurnOptions};
+use crate::options::{Access, TurnInput, TurnOptions};
 use crate::protocol::{
     method, AccountRead, ApprovalPolicy, CompletedTurn, ConfigRead, ExperimentalFeatureList, Initialize,
     McpServerStatusList, Page, Reply, Request, RpcError, SandboxPolicy, ServerCall, ThreadResume, ThreadSandbox,
@@ -55,6 +55,11 @@ pub(super) struct Session<'a, R, W> {
     held_steers: Vec<Steer>,
     /// `turn/steer` requests sent, and who waits for each one's answer.
     sent_steers: Vec<(i64, oneshot::Sender<Result<(), RpcError>>)>,
+    /// A prepared turn waits here for its input.
+    start: Option<oneshot::Receiver<TurnInput>>,
+    given: Option<TurnInput>,
+    /// The turn was sent an output schema: its final message is parsed.
+    structured: bool,
 }
 
 /// What woke the frame loop. Reads are nearly every wake.
@@ -65,6 +70,7 @@ enum Wake {
     Deadline,
     Room,
     Steer(Option<Steer>),
+    Start(Option<TurnInput>),
     Read(Result<Received, FrameError>),
 }
 
@@ -93,6 +99,9 @@ where
             steers: caller.control.take_steers(),
             held_steers: Vec::new(),
             sent_steers: Vec::new(),
+            start: None,
+            given: None,
+            structured: false,
         }
     }
 
@@ -133,7 +142,15 @@ where
         if let Some(configured) = configured {
             self.confirm_isolation(&thread_id, &configured).await.map_err(ending::isolation_doubt)?;
         }
-        self.start_turn(&thread_id).await?;
+        // Everything up to `turn/start` is done: a prepared turn waits here for its input.
+        self.control.set_readiness(Readiness::Ready { thread_id: thread_id.clone() });
+        match self.options.turn.as_ref() {
+            Some(input) => self.start_turn(&thread_id, input).await?,
+            None => {
+                let input = self.wait_for_start().await?;
+                self.start_turn(&thread_id, &input).await?;
+            }
+        }
         // The acknowledgement is not a result: the turn ends on `turn/completed` (or a
         // failure), however long it takes.
         let completed = self.pump_until(|session| session.state.take_completion()).await?;
@@ -142,7 +159,7 @@ where
 
     /// The ending of a turn the server completed: what its terminal event will say.
     fn completed(&self, turn: CompletedTurn) -> Ending {
-        Ending::Turn(Box::new(ending::completed(&self.state, self.options.output_schema.is_some(), &turn)))
+        Ending::Turn(Box::new(ending::completed(&self.state, self.structured, &turn)))
     }
 
     /// Starts (or resumes) the thread, always read-only: a writable thread sandbox in a git
@@ -216,11 +233,19 @@ where
         )))
     }
 
-    async fn start_turn(&mut self, thread_id: &str) -> Result<(), Ending> {
+    /// The prepared turn's input, once `start` gave it; meanwhile the thread's own
+    /// notifications and requests are handled as in a turn.
+    async fn wait_for_start(&mut self) -> Result<TurnInput, Ending> {
+        self.start = self.control.take_start();
+        self.pump_until(|session| session.given.take()).await
+    }
+
+    async fn start_turn(&mut self, thread_id: &str, input: &TurnInput) -> Result<(), Ending> {
         let opts = self.options;
+        self.structured = input.output_schema.is_some();
         let turn = TurnStart {
             thread_id,
-            input: &opts.input,
+            input: &input.input,
             cwd: &opts.target.thread_cwd,
             approval_policy: ApprovalPolicy::Never,
             sandbox_policy: match opts.access {
@@ -228,8 +253,8 @@ where
                 Access::ReadOnly => SandboxPolicy::ReadOnly,
             },
             model: opts.model.as_deref(),
-            effort: opts.effort.as_deref(),
-            output_schema: opts.output_schema.as_deref(),
+            effort: input.effort.as_deref(),
+            output_schema: input.output_schema.as_deref(),
         };
         self.state.set_turn_requested();
         let ack = self.call(&turn).await?;
@@ -307,18 +332,17 @@ where
             if !(self.held_steers.is_empty() && self.sent_steers.is_empty()) {
                 self.settle_steers().await;
             }
-            let reading = self.stream.may_read(self.conn.has_buffered_line(), std::time::Instant::now());
-            let release_at = reading.release_at.map(Instant::from_std);
-            self.timer
-                .set([self.conn.next_deadline(), self.interrupt_deadline, release_at].into_iter().flatten().min());
+            let room = self.stream.may_read(self.conn.has_buffered_line());
+            self.timer.set([self.conn.next_deadline(), self.interrupt_deadline].into_iter().flatten().min());
             let wake = tokio::select! {
                 biased;
                 _ = self.control.killed() => Wake::Kill,
                 _ = self.control.aborted(), if !self.abort_seen => Wake::Abort,
                 _ = self.timer.fired() => Wake::Deadline,
-                _ = self.stream.room(), if !reading.room => Wake::Room,
+                _ = self.stream.room(), if !room => Wake::Room,
                 steer = next_steer(&mut self.steers), if self.steers.is_some() => Wake::Steer(steer),
-                received = self.conn.receive(), if reading.room => Wake::Read(received),
+                input = next_start(&mut self.start), if self.start.is_some() => Wake::Start(input),
+                received = self.conn.receive(), if room => Wake::Read(received),
             };
             match wake {
                 Wake::Kill => break Err(Ending::Kill),
@@ -330,9 +354,6 @@ where
                 }
                 Wake::Deadline => {
                     let now = Instant::now();
-                    if release_at.is_some_and(|at| at <= now) {
-                        self.stream.release();
-                    }
                     if self.interrupt_deadline.is_some_and(|d| d <= now) {
                         break Err(Ending::Kill);
                     }
@@ -343,6 +364,10 @@ where
                 Wake::Room => {}
                 Wake::Steer(Some(steer)) => self.on_steer(steer),
                 Wake::Steer(None) => self.steers = None,
+                Wake::Start(input) => {
+                    self.start = None;
+                    self.given = input;
+                }
                 Wake::Read(Ok(received)) => {
                     if let Some(ending) = self.on_received(received).await {
                         break Err(ending);
@@ -465,6 +490,13 @@ where
                 _ = sleep_until(until) => {}
             }
         }
+    }
+}
+
+async fn next_start(start: &mut Option<oneshot::Receiver<TurnInput>>) -> Option<TurnInput> {
+    match start {
+        Some(start) => start.await.ok(),
+        None => std::future::pending().await,
     }
 }
 

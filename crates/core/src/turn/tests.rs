@@ -257,6 +257,24 @@ pub(crate) async fn finished(script: tokio::task::JoinHandle<()>) {
     }
 }
 
+/// `drive` over the fake process and pipes; panics if the turn does not end within 10 s.
+async fn drive_fake(
+    reader: DuplexStream,
+    writer: DuplexStream,
+    process: FakeProcess,
+    options: &options::TurnOptions,
+    stream: &EventStream,
+    control: &Control,
+) -> crate::events::Terminal {
+    let caller = Caller { events: stream, control };
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        drive(reader, writer, process, options, "/bin/fake-codex", "t-test", caller),
+    )
+    .await
+    .expect("the turn ended")
+}
+
 async fn run<F, Fut>(options: Value, script: F) -> Run
 where
     F: FnOnce(Peer) -> Fut,
@@ -269,21 +287,10 @@ where
     let script = tokio::spawn(script(peer));
     let mut opts = json!({"prompt": "say hi", "cwd": CWD});
     opts.as_object_mut().unwrap().extend(options.as_object().unwrap().clone());
-    let opts = options::parse(&opts.to_string()).unwrap();
-    let terminal = tokio::time::timeout(
-        Duration::from_secs(10),
-        drive(
-            client_read,
-            client_write,
-            process,
-            &opts,
-            "/bin/fake-codex",
-            "t-test",
-            Caller { events: &stream, control: &control },
-        ),
-    )
-    .await
-    .expect("the turn ended");
+    let prepared = opts.as_object_mut().unwrap().remove("prepared").is_some();
+    let opts = if prepared { options::parse_prepared(&opts.to_string()) } else { options::parse(&opts.to_string()) };
+    let opts = opts.unwrap();
+    let terminal = drive_fake(client_read, client_write, process, &opts, &stream, &control).await;
     stream.finish(terminal);
     let mut events = Vec::new();
     while let Some(batch) = stream.next_batch().await {
@@ -735,6 +742,61 @@ async fn a_steer_after_an_abort_is_ended_and_not_sent() {
     .await;
     assert_eq!(r.terminal["status"], "cancelled", "{}", r.terminal);
     assert!(r.received.iter().all(|m| m["method"] != "turn/steer"));
+}
+
+/// `run` for a prepared turn: the options without the turn's input.
+async fn run_prepared<F, Fut>(options: Value, script: F) -> Run
+where
+    F: FnOnce(Peer) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let mut options = options;
+    options.as_object_mut().unwrap().insert("prompt".into(), Value::Null);
+    options.as_object_mut().unwrap().insert("prepared".into(), json!(true));
+    run(options, script).await
+}
+
+#[tokio::test]
+async fn a_prepared_turn_waits_for_its_input_then_starts_it() {
+    use crate::control::Readiness;
+    use crate::options::parse_start;
+    let r = run_prepared(json!({}), |mut p| async move {
+        p.handshake().await;
+        assert_eq!(p.control.readiness().await, Readiness::Ready { thread_id: THREAD.into() });
+        // While it waits, the thread's own traffic is handled as in a turn.
+        p.notify("thread/status/changed", json!({"threadId": THREAD, "status": {"type": "idle"}})).await;
+        p.send(json!({"id": 7, "method": "item/tool/requestUserInput", "params": {"threadId": THREAD}})).await;
+        let reply = p.recv().await;
+        assert_eq!((reply["id"].as_i64(), reply["error"]["code"].as_i64()), (Some(7), Some(-32601)));
+        let input = parse_start(r#"{"input":[{"type":"text","text":"now"}],"effort":"low"}"#, None).unwrap();
+        assert!(p.control.start(input));
+        assert!(!p.control.start(parse_start(r#"{"prompt":"twice"}"#, None).unwrap()));
+        let turn = p.start_turn().await;
+        assert_eq!(turn["params"]["input"], json!([{"type": "text", "text": "now", "text_elements": []}]));
+        assert_eq!(turn["params"]["effort"], "low");
+        p.message("msg_1", "Started late").await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed", "{}", r.terminal);
+    assert_eq!(r.terminal["finalMessage"], "Started late");
+    assert_eq!(r.types()[..2], ["started", "threadStarted"]);
+}
+
+#[tokio::test]
+async fn a_prepared_turn_aborted_while_waiting_is_killed_and_sends_nothing() {
+    let r = run_prepared(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.control.readiness().await;
+        p.control.request_abort();
+        // Nothing is sent: there is no turn to interrupt.
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "cancelled", "{}", r.terminal);
+    assert_eq!(r.terminal["cancellation"], "killed");
+    assert!(r.received.iter().all(|m| m["method"] != "turn/start" && m["method"] != "turn/interrupt"));
 }
 
 #[tokio::test]

@@ -4,11 +4,10 @@
 //! long run (64 by default, to keep `cargo test` quick).
 
 use super::FakeProcess;
-use crate::control::{Caller, Control};
+use crate::control::Control;
 use crate::options;
 use crate::stream::EventStream;
 use crate::transport::{FrameError, FrameReader};
-use crate::turn::drive;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
@@ -407,20 +406,7 @@ fn play(script: Script) -> Outcome {
             &json!({"prompt": "p", "cwd": super::CWD, "requestTimeoutMs": 200, "interruptGraceMs": 100}).to_string(),
         )
         .unwrap();
-        let terminal = tokio::time::timeout(
-            Duration::from_secs(10),
-            drive(
-                client_read,
-                client_write,
-                process,
-                &opts,
-                "/bin/fake-codex",
-                "t-test",
-                Caller { events: &stream, control: &control },
-            ),
-        )
-        .await
-        .expect("the runner ended within 10 s");
+        let terminal = super::drive_fake(client_read, client_write, process, &opts, &stream, &control).await;
         stream.finish(terminal);
         let events = tokio::time::timeout(Duration::from_secs(5), reader).await.expect("events drained").unwrap();
         actor.abort();
