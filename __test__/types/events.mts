@@ -65,8 +65,8 @@ export async function transcript(cwd: string): Promise<TerminalEvent> {
   const turn = runTurn({ prompt: 'hi', cwd, signal: controller.signal })
   const lines: string[] = []
   for await (const event of turn) lines.push(describe(event))
-  // @ts-expect-error the options are checked: `prompt` is required
-  runTurn({ cwd })
+  // @ts-expect-error the options are checked: `cwd` is required
+  runTurn({ prompt: 'hi' })
   return turn.outcome
 }
 
