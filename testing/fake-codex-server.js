@@ -315,6 +315,19 @@ class FakeCodex {
         this.notifyAfter(method)
         return
       }
+      case 'account/read':
+        await this.answer(method, id, this.script.account ?? { account: null, requiresOpenaiAuth: false })
+        return
+      case 'turn/steer': {
+        // As Codex 0.171.0 refuses: no turn running, or not the one expected.
+        const active = this.turn && !this.turnDone ? this.turn.turnId : null
+        if (active === null) return void this.send({ id, error: { code: -32600, message: 'no active turn to steer' } })
+        if (params.expectedTurnId !== active) {
+          return void this.send({ id, error: { code: -32600, message: `expected active turn id ${params.expectedTurnId} but found ${active}` } })
+        }
+        await this.answer(method, id, { turnId: active })
+        return
+      }
       case 'thread/start':
       case 'thread/resume': {
         this.threadId = method === 'thread/start' ? (this.script.threadId ?? THREAD_ID) : params.threadId

@@ -15,9 +15,9 @@ const LOG = 'calls.jsonl'
 /** Linux reads at most 127 bytes of a `#!` line before 5.1 (BINPRM_BUF_SIZE); stay below it. */
 const MAX_SHEBANG = 127
 
-const HANDSHAKE = ['initialize', 'thread/start', 'thread/resume', 'turn/start']
-/** The calls around turns a script can answer (`calls`). */
-const CALLS = ['account/read', 'account/rateLimits/read', 'model/list', 'thread/list', 'thread/read', 'thread/fork']
+const HANDSHAKE = ['initialize', 'account/read', 'thread/start', 'thread/resume', 'turn/start', 'turn/steer']
+/** The calls around turns a script can answer (`calls`; `account/read` is `account`'s). */
+const CALLS = ['account/rateLimits/read', 'model/list', 'thread/list', 'thread/read', 'thread/fork']
 const STEPS = {
   message: { text: 'text' },
   reasoning: {},
@@ -93,20 +93,17 @@ function checkScript(script) {
     const ok = answer === 'never' || answer === 'twice' || (isObject(answer) && (isObject(answer.error) || (Number.isFinite(answer.delayMs) && answer.delayMs >= 0)))
     if (!ok) fail(`.answer[${JSON.stringify(method)}]`, `must be 'never' or { error: { code?, message, data? } }, 'twice' or { delayMs }`)
   }
-  if (script.calls !== undefined && (script.calls === null || typeof script.calls !== 'object' || Array.isArray(script.calls))) {
-    fail('.calls', 'must be an object')
+  if (script.account !== undefined && !(isObject(script.account) && typeof script.account.requiresOpenaiAuth === 'boolean')) {
+    fail('.account', 'must be what account/read answers: { account, requiresOpenaiAuth: boolean }')
   }
+  if (script.calls !== undefined && !isObject(script.calls)) fail('.calls', 'must be an object')
   for (const [method, answer] of Object.entries(script.calls ?? {})) {
     if (!CALLS.includes(method)) fail('.calls', `names ${JSON.stringify(method)}; it can answer ${CALLS.join(', ')}`)
     const at = `.calls[${JSON.stringify(method)}]`
     const shaped =
       answer === 'never' ||
-      (answer !== null &&
-        typeof answer === 'object' &&
-        (('result' in answer) ||
-          (Array.isArray(answer.pages) && answer.pages.every(Array.isArray)) ||
-          (answer.error && typeof answer.error === 'object') ||
-          (answer.exit && typeof answer.exit === 'object')))
+      (isObject(answer) &&
+        ('result' in answer || (Array.isArray(answer.pages) && answer.pages.every(Array.isArray)) || isObject(answer.error) || isObject(answer.exit)))
     if (!shaped) fail(at, `must be 'never', { result }, { pages: [[…], …] }, { error: { code?, message, data? } } or { exit: { code?, stderr? } }`)
   }
   for (const field of ['version', 'threadId', 'turnId']) {

@@ -101,8 +101,8 @@ export type FakeStep =
       newline?: boolean
     }
 
-/** A request of the handshake the script can answer differently. */
-export type FakeHandshakeRequest = 'initialize' | 'thread/start' | 'thread/resume' | 'turn/start'
+/** A request of the handshake (and `turn/steer`) the script can answer differently. */
+export type FakeHandshakeRequest = 'initialize' | 'account/read' | 'thread/start' | 'thread/resume' | 'turn/start' | 'turn/steer'
 
 /** Where in the turn a `fault` happens: before or after the handshake's answers, after the first delta of the first message, after `turn/completed`. */
 export type FakeFaultPhase = 'before-init' | 'after-init' | 'after-thread' | 'after-ack' | 'mid-stream' | 'after-completed'
@@ -110,9 +110,11 @@ export type FakeFaultPhase = 'before-init' | 'after-init' | 'after-thread' | 'af
 /** Grandchildren a fake can start (sleepers, logged with their pid): in its process group (stdio ignored or inherited), in a group or session of their own, double-forked (`setsid -f`, with or without an environment), a detached Node. */
 export type FakeGrandchild = 'ignore' | 'inherit' | 'pgroup' | 'session' | 'daemon' | 'daemon-noenv' | 'detached-node'
 
-/** A call around turns the fake can answer (`readAccount`, `listModels`, `listThreads`, `readThread`, `forkThread`). */
+/**
+ * A request of the calls around turns the fake can answer (`readAccount`'s second, `listModels`,
+ * `listThreads`, `readThread`, `forkThread`); `account/read` is answered by `account` and `answer`.
+ */
 export type FakeCallRequest =
-  | 'account/read'
   | 'account/rateLimits/read'
   | 'model/list'
   | 'thread/list'
@@ -149,6 +151,12 @@ export interface FakeCodexScript {
   answer?: { [M in FakeHandshakeRequest]?: 'never' | 'twice' | { delayMs: number } | { error: { code?: number; message: string; data?: unknown } } }
   /** What `turn/interrupt` does: `'honour'` (default: the turn ends interrupted), `'ignore'` (answered, never honoured: the runner kills after `interruptGraceMs`), `'exit'`. */
   interrupt?: 'honour' | 'ignore' | 'exit'
+  /**
+   * What `account/read` answers (default `{ account: null, requiresOpenaiAuth: false }`, as with
+   * a custom model provider); `{ account: null, requiresOpenaiAuth: true }` is a Codex nobody
+   * is logged in to (`AUTH_REQUIRED`); `answer['account/read']` an older Codex without it.
+   */
+  account?: { account: unknown; requiresOpenaiAuth: boolean }
   /** The codex-cli version it reports (default 0.171.0). */
   version?: string
   threadId?: string

@@ -154,8 +154,9 @@ describe('confused responses and foreign completions', () => {
     expect(failureOf(run.terminal)).toEqual(completed)
     expect(run.terminal.finalMessage).toBe('said twice')
     const unknown = run.events.filter((e) => e.type === 'passthrough' && e.reason === 'unknownResponse')
-    // initialize, thread/start and turn/start each answered once more than asked.
-    expect(unknown.map((e) => (e as { message: { id: number } }).message.id)).toEqual([1, 2, 3])
+    // initialize (1), thread/start (3) and turn/start (4) each answered once more than asked
+    // (account/read, 2, once).
+    expect(unknown.map((e) => (e as { message: { id: number } }).message.id)).toEqual([1, 3, 4])
   })
 
   it('an error response to turn/start fails with REQUEST_FAILED and the message verbatim', async () => {

@@ -56,7 +56,7 @@ const RATE_LIMITS_REFUSED = { error: { code: -32600, message: 'codex account aut
 describe('readAccount', () => {
   it('reports no login, and no rate limits where the server refuses them, from one child', async () => {
     const { value, runs } = await against(
-      { calls: { 'account/read': { result: { account: null, requiresOpenaiAuth: true } }, 'account/rateLimits/read': RATE_LIMITS_REFUSED } },
+      { account: { account: null, requiresOpenaiAuth: true }, calls: { 'account/rateLimits/read': RATE_LIMITS_REFUSED } },
       readAccount,
     )
     expect(value).toEqual({ account: null, requiresOpenaiAuth: true, rateLimits: null })
@@ -73,14 +73,15 @@ describe('readAccount', () => {
     const limits = { rateLimits: { limitId: 'codex', primary: { usedPercent: 40, windowDurationMins: 300, resetsAt: 1 } }, rateLimitsByLimitId: null }
     const account = { type: 'chatgpt', email: 'dev@example.com', planType: 'pro', workspaceName: null }
     const { value } = await against(
-      { calls: { 'account/read': { result: { account, requiresOpenaiAuth: true } }, 'account/rateLimits/read': { result: limits } } },
+      { account: { account, requiresOpenaiAuth: true }, calls: { 'account/rateLimits/read': { result: limits } } },
       readAccount,
     )
     expect(value).toEqual({ account, requiresOpenaiAuth: true, rateLimits: limits })
   })
 
   it('fails with the server message verbatim when account/read is refused', async () => {
-    const { error } = await against({}, readAccount)
+    const refused = { error: { code: -32600, message: 'Invalid request: unknown variant `account/read`' } }
+    const { error } = await against({ answer: { 'account/read': refused } }, readAccount)
     expect(error).toBeInstanceOf(CallError)
     expect(error).toMatchObject({
       name: 'CallError',
@@ -140,6 +141,11 @@ describe('failures', () => {
   it('REQUEST_TIMEOUT for a request the server never answers', async () => {
     const { error } = await against({ calls: { 'model/list': 'never' } }, (o) => listModels({ ...o, requestTimeoutMs: 300 }))
     expect(error).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', message: 'model/list got no response within 300 ms' })
+  })
+
+  it('a method no Codex has: REQUEST_FAILED with its refusal', async () => {
+    const { error } = await against({}, listModels)
+    expect(error).toMatchObject({ code: 'REQUEST_FAILED', message: 'Invalid request: unknown variant `model/list`', detail: { method: 'model/list', code: -32600 } })
   })
 
   it('PROCESS_EXITED with the stderr tail when the server exits instead of answering', async () => {
@@ -211,8 +217,8 @@ describe('exports', () => {
 describe("the README's example of the kit's calls", () => {
   it('runs as written there', async () => {
     const codexPath = fake({
+      account: { account: null, requiresOpenaiAuth: true },
       calls: {
-        'account/read': { result: { account: null, requiresOpenaiAuth: true } },
         'account/rateLimits/read': { error: { code: -32600, message: 'codex account authentication required to read rate limits' } },
         'model/list': { pages: [[{ id: 'gpt-a', model: 'gpt-a', displayName: 'A', hidden: false }], [{ id: 'gpt-b', model: 'gpt-b', displayName: 'B', hidden: true }]] },
       },

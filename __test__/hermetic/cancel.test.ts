@@ -143,7 +143,7 @@ describe('abort after completion', () => {
     expect(outcome).not.toHaveProperty('cancellation', expect.anything())
     // Give a stray interrupt time to arrive before looking.
     await new Promise((r) => setTimeout(r, 150))
-    expect(log.methods()).toEqual(['initialize', 'initialized', 'thread/start', 'turn/start'])
+    expect(log.methods()).toEqual(['initialize', 'initialized', 'account/read', 'thread/start', 'turn/start'])
   })
 })
 

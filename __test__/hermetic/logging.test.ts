@@ -111,7 +111,7 @@ describe('logging', () => {
         level: 'debug',
         target: 'rennet_codex::rpc',
         message: 'request',
-        fields: { id: 3, method: 'turn/start', turnKey: expect.stringMatching(/^t\d+$/), pid: expect.any(Number), threadId: expect.any(String) },
+        fields: { id: 4, method: 'turn/start', turnKey: expect.stringMatching(/^t\d+$/), pid: expect.any(Number), threadId: expect.any(String) },
       }),
     )
     expect(records.every((r) => typeof r.time === 'number' && r.time > 0)).toBe(true)

@@ -77,7 +77,7 @@ describe('happy turn', () => {
       { type: 'messageDelta', itemId: 'msg_1', delta: 'world' },
       { type: 'itemCompleted', item: sent('item/completed', 2).params.item },
       { type: 'usage', turn: turnUsage2, thread: usageOf(tokens2.total), contextWindow: 258400 },
-      nativeOf(sent('account/rateLimits/updated')),
+      { type: 'rateLimits', rateLimits: sent('account/rateLimits/updated').params.rateLimits },
       nativeOf(sent('thread/status/changed', 1)),
       ...completedThen(terminalOf({ finalMessage: 'Hello world', usage: turnUsage2 })),
     ])
@@ -93,7 +93,7 @@ describe('happy turn', () => {
 
     // The wire, as the fake received it.
     const received = log.received()
-    expect(log.methods()).toEqual(['initialize', 'initialized', 'thread/start', 'turn/start'])
+    expect(log.methods()).toEqual(['initialize', 'initialized', 'account/read', 'thread/start', 'turn/start'])
     for (const m of received) expect(m).not.toHaveProperty('jsonrpc')
     const requests = received.filter((m) => 'id' in m)
     for (const r of requests) {
@@ -175,7 +175,7 @@ describe('happy turn', () => {
 
   it('resumes a thread and reports this turn’s share of the running usage', async () => {
     const { events, terminal, log } = await fakeRun('resume', { threadId: 'thr_resumed' })
-    expect(log.methods()).toEqual(['initialize', 'initialized', 'thread/resume', 'turn/start'])
+    expect(log.methods()).toEqual(['initialize', 'initialized', 'account/read', 'thread/resume', 'turn/start'])
     expect(log.request('thread/resume').params.threadId).toBe('thr_resumed')
     expect(log.request('turn/start').params.threadId).toBe('thr_resumed')
 

@@ -58,6 +58,26 @@ describe.skipIf(process.platform !== 'linux')('the host dies mid-turn (Linux, fa
     })
   }
 
+  it('a prepared turn waiting for its start: the guard ends its child and grandchildren too', async () => {
+    const dir = tempDir()
+    const { codexPath, log } = writeFake('minimal', { grandchildren: GRANDCHILDREN }, dir)
+    const host = new Host('SIGKILL', { cwd: dir, codexPath } as never, { HOST_PREPARED: '1' })
+    hosts.push(host)
+    await host.until((e) => (e as { type: string }).type === 'ready')
+    expect(await eventually(() => log.events('grandchild').length === GRANDCHILDREN.length, SETTLE_MS)).toBe(true)
+    const child = log.start()
+    const victims = [child.pid, ...log.events('grandchild').map((g) => g.pid as number)]
+    host.track(victims)
+    expect(running(victims), 'the waiting child and its grandchildren run').toEqual(victims)
+    expect(await eventually(() => host.guard() !== null, SETTLE_MS), 'a guard watches the waiting child').toBe(true)
+    const guard = host.guard()!
+    await host.end()
+    expect(await eventually(() => !isAlive(guard), SETTLE_MS)).toBe(true)
+    expect(running(victims)).toEqual([])
+    expect(liveWithMarker(child.marker!)).toEqual([])
+    expect(log.requests('turn/start')).toEqual([])
+  })
+
   it('a child that ignores stdin EOF and SIGTERM is killed too', async () => {
     const { host, child, victims } = await hostWithTurn('SIGKILL', { linger: true, ignoreSigterm: true })
     expect(await eventually(() => host.guard() !== null, SETTLE_MS)).toBe(true)

@@ -110,7 +110,7 @@ describe('writeFakeCodex: a scripted turn', () => {
     expect(terminal).toMatchObject({ status: 'completed', threadId: 'thread-under-test', turnId: 'turn-under-test', finalMessage: 'Done.' })
     expect(of(events, 'itemCompleted').find((e) => e.item.id === 'call_make')!.item).toMatchObject({ status: 'failed', exitCode: 2 })
     expect(of(events, 'retrying')).toEqual([{ type: 'retrying', message: 'Reconnecting... 1/2', codexErrorInfo: { responseStreamDisconnected: { httpStatusCode: null } } }])
-    expect(of(events, 'native').find((e) => e.method === 'turn/diff/updated')!.params).toMatchObject({ diff: 'diff --git a/x b/x', turnId: 'turn-under-test' })
+    expect(of(events, 'diff')).toEqual([{ type: 'diff', diff: 'diff --git a/x b/x' }])
     expect(of(events, 'diagnostic')).toContainEqual({ type: 'diagnostic', source: 'stderr', line: 'WARN something on stderr' })
   })
 

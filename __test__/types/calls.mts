@@ -41,8 +41,8 @@ export async function sidebar(cwd: string): Promise<string[]> {
 }
 
 export const script: FakeCodexScript = {
+  account: { account: null, requiresOpenaiAuth: true },
   calls: {
-    'account/read': { result: { account: null, requiresOpenaiAuth: true } },
     'account/rateLimits/read': { error: { code: -32600, message: 'codex account authentication required to read rate limits' } },
     'model/list': { pages: [[{ id: 'a' }], [{ id: 'b' }]] },
     'thread/read': 'never',

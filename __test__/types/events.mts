@@ -1,6 +1,6 @@
 // Compiled, never run (`pnpm test:types`). Each `@ts-expect-error` proves that narrowing really
 // narrows: if a type widened to `any` or `unknown`, the directive would be unused and tsc fails.
-import { runTurn, runUtility, setLogger, UtilityError } from '@rennet/codex'
+import { prepareTurn, runTurn, runUtility, setLogger, SteerError, UtilityError } from '@rennet/codex'
 import type { FailureCode, HarnessEvent, LogRecord, NativeItem, TerminalEvent } from '@rennet/codex'
 import codex from '@rennet/codex'
 import { toStandardJsonSchema } from '@valibot/to-json-schema'
@@ -67,7 +67,24 @@ export async function transcript(cwd: string): Promise<TerminalEvent> {
   for await (const event of turn) lines.push(describe(event))
   // @ts-expect-error the options are checked: `cwd` is required
   runTurn({ prompt: 'hi' })
+  // @ts-expect-error input items are typed
+  runTurn({ cwd, input: [{ type: 'audio', path: '/a.wav' }] })
+  runTurn({ cwd, input: [{ type: 'text', text: 'look' }, { type: 'localImage', path: '/a.png', detail: 'high' }] })
+  await turn.steer('more').catch((e: SteerError) => e.code satisfies 'TURN_NOT_STEERABLE' | 'TURN_ENDED')
   return turn.outcome
+}
+
+export async function prepared(cwd: string): Promise<string | null> {
+  const next = prepareTurn({ cwd, idleTimeoutMs: 60_000 })
+  // @ts-expect-error a prepared turn's input goes to start()
+  prepareTurn({ cwd, prompt: 'x' })
+  const ready = await next.ready
+  const turn = next.start({ input: [{ type: 'image', url: 'https://example.com/a.png' }], effort: 'low' })
+  for await (const event of turn) {
+    if (event.type === 'plan') event.plan.map((step) => `${step.status}: ${step.step}`)
+    if (event.type === 'diff') event.diff.length
+  }
+  return 'threadId' in ready ? ready.threadId : ready.failure.code
 }
 
 export async function utility(cwd: string): Promise<unknown> {
