@@ -227,10 +227,10 @@ describe('real codex app-server: successful turns', () => {
       status: 'completed',
       changes: [{ path: join(r.cwd.path, 'hello.txt'), kind: { type: 'add' } }],
     })
-    // The turn diff has no dedicated event: it comes out as native.
-    const diffs = r.of('native').filter((e) => e.method === 'turn/diff/updated')
+    // The turn's whole diff, as its own event.
+    const diffs = r.of('diff')
     expect(diffs.length).toBeGreaterThan(0)
-    expect(String((diffs[0].params as { diff: string }).diff)).toContain('+hello from patch')
+    expect(diffs.at(-1)!.diff).toContain('+hello from patch')
     const [, second] = r.mock.requests
     expect(String(functionCallOutputs(second.body)[0]?.output)).toContain('A hello.txt')
     expect(r.terminal.finalMessage).toBe('Patched.')
