@@ -9,6 +9,17 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** A running call, as index.js sees it. */
+export declare class NativeCall {
+  /** Idempotent: ends the child at once; the outcome then says `cancelled`. */
+  abort(): void
+  /**
+   * How the call went, once its child is gone: the JSON text of `{ok}`, `{failure}` or
+   * `{cancelled: true}`. Once per call.
+   */
+  outcome(): Promise<string>
+}
+
 /** A running turn, as the JavaScript `Turn` wrapper sees it. */
 export declare class NativeTurn {
   /**
@@ -94,6 +105,13 @@ export declare function prepareTurn(optionsJson: string, aborted?: boolean | und
  * `InvalidArg` naming `options.filter`.
  */
 export declare function setLogger(callback: ((recordJson: string) => void) | null, filter?: string | undefined | null): void
+
+/**
+ * Validates the options (JSON text of the options object without `signal`) of call `name`
+ * and starts it; `threadId` is `readThread`'s and `forkThread`'s argument. `aborted`: the
+ * signal was aborted already, so nothing is started.
+ */
+export declare function startCall(name: string, threadId?: string | undefined | null, optionsJson?: string | undefined | null, aborted?: boolean | undefined | null): NativeCall
 
 /**
  * Validates the options (JSON text of the options object without `signal`) and starts the

@@ -835,10 +835,12 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeCall = nativeBinding.NativeCall
 module.exports.NativeTurn = nativeBinding.NativeTurn
 module.exports.discoverCodex = nativeBinding.discoverCodex
 module.exports.mcpInventory = nativeBinding.mcpInventory
 module.exports.mcpPolicyArgs = nativeBinding.mcpPolicyArgs
 module.exports.prepareTurn = nativeBinding.prepareTurn
 module.exports.setLogger = nativeBinding.setLogger
+module.exports.startCall = nativeBinding.startCall
 module.exports.startTurn = nativeBinding.startTurn

@@ -7,6 +7,13 @@ import type { RateLimitSnapshot } from './types/codex/v2/RateLimitSnapshot.js'
 
 export type { ThreadItem, TurnPlanStep, RateLimitSnapshot }
 
+import type { Account } from './types/codex/v2/Account.js'
+import type { Model } from './types/codex/v2/Model.js'
+import type { Thread } from './types/codex/v2/Thread.js'
+import type { GetAccountRateLimitsResponse } from './types/codex/v2/GetAccountRateLimitsResponse.js'
+
+export type { Account, Model, Thread, GetAccountRateLimitsResponse }
+
 export interface Usage {
   input: number
   cacheRead: number
@@ -123,7 +130,7 @@ export type HarnessEvent =
   | { type: 'plan'; explanation: string | null; plan: TurnPlanStep[] }
   /** `turn/diff/updated`: the turn's whole unified diff so far (each one replaces the last). */
   | { type: 'diff'; diff: string }
-  /** `account/rateLimits/updated`: a rolling update; merge it over what `readAccount()` reported. */
+  /** `account/rateLimits/updated`: a rolling update; merge it over `readAccount()`'s `rateLimits.rateLimits`. */
   | { type: 'rateLimits'; rateLimits: RateLimitSnapshot }
   | {
       type: 'serverRequest'
@@ -382,3 +389,69 @@ export interface LoggerOptions {
  * removes the logger. Throws a TypeError for an invalid `options.filter`.
  */
 export function setLogger(logger: ((record: LogRecord) => void) | null, options?: LoggerOptions): void
+
+/**
+ * What every call around turns takes. Each call is one short-lived `codex app-server` child,
+ * found and started as a turn's is and ended (with everything it started) before the promise
+ * settles.
+ */
+export interface CallOptions {
+  /** Absolute; where the child runs (default: a neutral directory such as the temp dir). `listThreads` also filters by it. */
+  cwd?: string
+  /** Use this Codex executable as given instead of discovering one (inside the distribution with `locus`). */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /** Ends the child at once; the call rejects with `CANCELLED` and the signal's reason as `cause`. */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), default 30000. */
+  requestTimeoutMs?: number
+}
+
+/** What the calls reject with: a terminal failure's source, code and verbatim message, or `CANCELLED`. */
+export class CallError extends Error {
+  /** `CANCELLED` has source `jsonrpc`: the exchange was cut short. */
+  readonly source: FailureSource
+  readonly code: FailureCode
+  /** As a terminal failure's: the JSON-RPC `{method, code, data}`, the exit and stderr tail, discovery's report… */
+  readonly detail: unknown
+  /** For `CANCELLED`: the abort reason (the signal's `reason`). */
+  readonly cause?: unknown
+}
+
+export interface AccountInfo {
+  /** `account/read`'s `account`, verbatim: `{type: 'apiKey'}`, `{type: 'chatgpt', email, planType, …}`, …; `null` when no one is logged in. */
+  account: Account | null
+  /** Whether the configured provider needs an OpenAI login (false for a custom provider). */
+  requiresOpenaiAuth: boolean
+  /** `account/rateLimits/read`'s result; `null` when the server refuses it (no ChatGPT login, an API key, an older Codex). */
+  rateLimits: GetAccountRateLimitsResponse | null
+}
+
+/** A thread as `thread/list` returns it (its `turns` empty). */
+export type ThreadSummary = Thread
+
+/** A thread as `thread/read` returns it (`turns` filled with `includeTurns`). */
+export type ThreadRecord = Thread
+
+/** Who is logged in, and the plan's limits where the server tells them. */
+export function readAccount(options?: CallOptions): Promise<AccountInfo>
+
+/** Every page of `model/list`: the models Codex offers, hidden ones only with `includeHidden`. */
+export function listModels(options?: CallOptions & { includeHidden?: boolean }): Promise<Model[]>
+
+/** One page of the stored threads, newest first; pass `nextCursor` back as `cursor` for the next. */
+export function listThreads(
+  options?: CallOptions & { limit?: number; cursor?: string | null; archived?: boolean },
+): Promise<{ threads: ThreadSummary[]; nextCursor: string | null }>
+
+/** The stored thread; with `includeTurns`, its turns and their items. */
+export function readThread(threadId: string, options?: CallOptions & { includeTurns?: boolean }): Promise<ThreadRecord>
+
+/**
+ * A new thread with this one's history (through `lastTurnId`, inclusive), listed at once; run a
+ * turn on it with `runTurn({ threadId })`.
+ */
+export function forkThread(threadId: string, options?: CallOptions & { lastTurnId?: string }): Promise<{ threadId: string }>

@@ -365,6 +365,15 @@ function prepareTurn(options) {
 /** Options counted in milliseconds: JSON would turn NaN and Infinity into null (the default). */
 const MILLISECOND_OPTIONS = ['interruptGraceMs', 'requestTimeoutMs']
 
+function checkMilliseconds(options, names) {
+  for (const name of names) {
+    const value = options[name]
+    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
+      throw new TypeError(`options.${name} must be a non-negative integer number of milliseconds`)
+    }
+  }
+}
+
 /** Starts the turn of checked options; `wire` is the JSON Schema the model is sent, if any. */
 function startTurn(options, wire) {
   if (wire !== undefined) options = { ...options, outputSchema: wire }
@@ -380,12 +389,7 @@ function startNative(options, start) {
   if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TypeError('options.signal must be an AbortSignal')
   }
-  for (const name of MILLISECOND_OPTIONS) {
-    const value = rest[name]
-    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
-      throw new TypeError(`options.${name} must be a non-negative integer number of milliseconds`)
-    }
-  }
+  checkMilliseconds(rest, MILLISECOND_OPTIONS)
   if (typeof rest.prompt === 'string') rest.prompt = rest.prompt.toWellFormed()
   if (Array.isArray(rest.input)) rest.input = wellFormed(rest.input)
   // An already-aborted signal: the turn ends before anything starts.
@@ -516,4 +520,103 @@ function setLogger(logger, options) {
   nativeCall(() => binding.setLogger(deliver, filter))
 }
 
-module.exports = { runTurn, prepareTurn, runUtility, discoverCodex, setLogger, UtilityError, SteerError }
+/**
+ * What the calls around turns reject with: the source, code and verbatim message a turn's
+ * terminal failure would carry, or `CANCELLED` with the abort reason as `cause`.
+ */
+class CallError extends Error {
+  constructor(failure, options) {
+    super(failure.message, options)
+    this.name = 'CallError'
+    this.source = failure.source
+    this.code = failure.code
+    this.detail = failure.detail
+  }
+}
+
+/**
+ * Runs call `name` (one short-lived app-server child, see crates/core/src/call/). Throws a
+ * TypeError naming the option for bad options; the promise settles once the child is gone.
+ */
+function startCall(name, threadId, options) {
+  if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
+    throw new TypeError(`${name}: options must be an object`)
+  }
+  const { signal, ...rest } = options === undefined ? {} : options
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new TypeError('options.signal must be an AbortSignal')
+  }
+  checkMilliseconds(rest, ['requestTimeoutMs'])
+  // JSON would turn NaN into null, which reads as "not given".
+  if (rest.limit !== undefined && !Number.isInteger(rest.limit)) {
+    throw new TypeError('options.limit must be a positive integer')
+  }
+  const aborted = signal !== undefined && signal.aborted
+  const native = nativeCall(() => binding.startCall(name, threadId, JSON.stringify(rest), aborted))
+  const onAbort = () => native.abort()
+  if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true })
+  return native.outcome().then((json) => {
+    if (signal !== undefined) signal.removeEventListener('abort', onAbort)
+    const outcome = JSON.parse(json)
+    if ('ok' in outcome) return outcome.ok
+    if (outcome.cancelled) {
+      const reason = signal === undefined ? undefined : signal.reason
+      const failure = {
+        source: 'jsonrpc',
+        code: 'CANCELLED',
+        message: `${name} was cancelled${reasonText(reason)}`,
+        detail: { call: name },
+      }
+      throw new CallError(failure, { cause: reason })
+    }
+    throw new CallError(outcome.failure)
+  })
+}
+
+function threadArgument(name, threadId) {
+  if (typeof threadId !== 'string' || threadId === '') {
+    throw new TypeError(`${name}: threadId must be a non-empty string`)
+  }
+  return threadId
+}
+
+/** Who is logged in (`account/read`) and the plan's limits (`account/rateLimits/read`, else null). */
+function readAccount(options) {
+  return startCall('readAccount', undefined, options)
+}
+
+/** Every page of `model/list`; hidden models only with `includeHidden`. */
+function listModels(options) {
+  return startCall('listModels', undefined, options)
+}
+
+/** One page of `thread/list`: `{ threads, nextCursor }`; `cwd` filters by the thread's directory. */
+function listThreads(options) {
+  return startCall('listThreads', undefined, options)
+}
+
+/** The stored thread (`thread/read`), as the server sent it. */
+function readThread(threadId, options) {
+  return startCall('readThread', threadArgument('readThread', threadId), options)
+}
+
+/** A new thread with this one's history (`thread/fork`, through `lastTurnId`): `{ threadId }`. */
+function forkThread(threadId, options) {
+  return startCall('forkThread', threadArgument('forkThread', threadId), options)
+}
+
+module.exports = {
+  runTurn,
+  prepareTurn,
+  runUtility,
+  discoverCodex,
+  setLogger,
+  UtilityError,
+  SteerError,
+  readAccount,
+  listModels,
+  listThreads,
+  readThread,
+  forkThread,
+  CallError,
+}

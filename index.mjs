@@ -3,4 +3,5 @@
 import api from './index.js'
 
 export const { runTurn, prepareTurn, runUtility, discoverCodex, setLogger, UtilityError, SteerError } = api
+export const { readAccount, listModels, listThreads, readThread, forkThread, CallError } = api
 export default api

@@ -126,9 +126,16 @@ function unavailableBinding(error) {
     throw err
   }
 
+  /** The stand-in of a NativeCall: it fails at once, as a turn does. */
+  const unavailableCall = () => ({
+    abort() {},
+    outcome: () => Promise.resolve(JSON.stringify({ failure })),
+  })
+
   return {
     startTurn: () => new UnavailableTurn(),
     prepareTurn: () => new UnavailableTurn(),
+    startCall: unavailableCall,
     discoverCodex: async () =>
       JSON.stringify({
         available: false,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// pnpm bench [--smoke] [--only a,b] [--runs N]     (names: the keys of MEASUREMENTS, and real)
+// pnpm bench [--smoke] [--only a,b] [--runs N]     (names: the keys of MEASUREMENTS, real and calls)
 //
 // Two suites. The fake suite measures `runTurn()` against the plain Node client of
 // baseline-client.mjs on the test kit's fake in its fast mode, side by side: every run of every
@@ -7,7 +7,8 @@
 // alternate (addon first on even runs, baseline first on odd ones); `hostGuard` measures the
 // addon against itself with its host-death guard off. The real suite (`real`, real.mjs) runs
 // the pinned Codex against the loopback mock Responses server with three clients: this
-// package, the plain client and @openai/codex-sdk. Prints tables of medians and ratios and
+// package, the plain client and @openai/codex-sdk. The calls suite (`calls`, calls.mjs) times
+// each call around turns against a plain one-shot client. Prints tables of medians and ratios and
 // writes everything to bench/results/latest.json.
 //
 // BENCH_ADDON=<path of another build's index.js> measures that build as the addon instead,
@@ -25,6 +26,7 @@ import { fileURLToPath } from 'node:url'
 import { isDeepStrictEqual } from 'node:util'
 import { median, workerResult } from './common.mjs'
 import { realSuite } from './real.mjs'
+import { callsSuite } from './calls.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = dirname(here)
@@ -240,6 +242,7 @@ async function main() {
   if (selected.length > 0) printTable(results)
 
   if (!only || only.includes('real')) results.real = await realSuite({ smoke, runs: runsOverride, problems })
+  if (!only || only.includes('calls')) results.calls = callsSuite({ smoke, runs: runsOverride, problems })
 
   results.problems = problems
   mkdirSync(join(here, 'results'), { recursive: true })

@@ -15,7 +15,7 @@ import { codexCli, codexVersion, withGenerated } from './codex-cli.mjs'
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const OUT = join(ROOT, 'types', 'codex')
 /** The generated types the public API names. */
-const ENTRY_POINTS = ['v2/ThreadItem.ts', 'v2/TurnPlanStep.ts', 'v2/RateLimitSnapshot.ts', 'v2/Account.ts', 'v2/Model.ts', 'v2/Thread.ts']
+const ENTRY_POINTS = ['v2/ThreadItem.ts', 'v2/TurnPlanStep.ts', 'v2/RateLimitSnapshot.ts', 'v2/Account.ts', 'v2/Model.ts', 'v2/Thread.ts', 'v2/GetAccountRateLimitsResponse.ts']
 
 const check = process.argv.includes('--check')
 const bin = codexCli()

@@ -2,6 +2,7 @@
 //! a turn runs on napi's tokio runtime, and its events cross into JavaScript in batches
 //! (the text of [`rennet_codex::batch`]).
 
+mod call;
 mod discovery;
 mod logging;
 mod mcp;
@@ -82,7 +83,7 @@ thread_local! {
 
 /// When the environment is torn down (a worker terminated, the process exiting), nobody can see
 /// its turns end any more: they are killed at once rather than interrupted or left to finish.
-fn end_with_environment(env: &Env, control: &Arc<Control>) -> Result<()> {
+pub(crate) fn end_with_environment(env: &Env, control: &Arc<Control>) -> Result<()> {
     TURNS.with(|turns| {
         let mut turns = turns.borrow_mut();
         turns.0.retain(|t| t.strong_count() > 0);
@@ -137,7 +138,7 @@ fn addon_path() -> Option<std::path::PathBuf> {
     None
 }
 
-fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

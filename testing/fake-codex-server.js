@@ -3,7 +3,8 @@
 // `writeFakeCodex()` writes. It speaks the stdio wire of codex-cli 0.171.0 (one JSON object per
 // line without a `jsonrpc` member, `emittedAtMs` on notifications, server request ids from 0),
 // answers the handshake, and plays the script's steps as one turn. It also answers
-// `--version` and `mcp list --json` (an empty list), and the read-only isolation queries.
+// `--version` and `mcp list --json` (an empty list), the read-only isolation queries, and the
+// calls around turns the script names (`calls`).
 // What each process is given, receives and does is appended to the call log next to the
 // executable, synchronously, so that the log is complete once the process is gone.
 
@@ -240,13 +241,17 @@ class FakeCodex {
     }
   }
 
+  /** The scripted JSON-RPC error of a request. */
+  refuse(method, id, { code = -32600, message = `${method} failed`, data }) {
+    this.send({ error: data === undefined ? { code, message } : { code, message, data }, id })
+  }
+
   /** Answers a handshake request as the script says; true when the result was sent. */
   async answer(method, id, result) {
     const scripted = this.script.answer?.[method]
     if (scripted === 'never') return false
     if (scripted?.error) {
-      const { code = -32600, message = `${method} failed`, data } = scripted.error
-      this.send({ error: data === undefined ? { code, message } : { code, message, data }, id })
+      this.refuse(method, id, scripted.error)
       return false
     }
     if (scripted?.delayMs) {
@@ -376,8 +381,27 @@ class FakeCodex {
         return
       }
       default:
+        if (this.script.calls?.[method] !== undefined) return void this.call(method, id, params)
         this.send({ error: { code: -32600, message: `Invalid request: unknown variant \`${method}\`` }, id })
     }
+  }
+
+  /** Answers a call around turns (`account/read`, `model/list`, …) as `script.calls` says. */
+  call(method, id, params) {
+    const scripted = this.script.calls[method]
+    if (scripted === 'never') return
+    if (scripted.exit) {
+      if (scripted.exit.stderr) process.stderr.write(`${scripted.exit.stderr}\n`)
+      return void this.exit(scripted.exit.code ?? 1)
+    }
+    if (scripted.error) return void this.refuse(method, id, scripted.error)
+    if (scripted.pages) {
+      // The page a cursor names is its index: the first page has none, the last gives none.
+      const at = params.cursor ? Number(params.cursor) : 0
+      const nextCursor = at + 1 < scripted.pages.length ? String(at + 1) : null
+      return void this.send({ id, result: { data: scripted.pages[at] ?? [], nextCursor } })
+    }
+    this.send({ id, result: scripted.result })
   }
 
   // -------------------------------------------------------------------------------------------

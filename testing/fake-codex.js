@@ -16,6 +16,8 @@ const LOG = 'calls.jsonl'
 const MAX_SHEBANG = 127
 
 const HANDSHAKE = ['initialize', 'account/read', 'thread/start', 'thread/resume', 'turn/start', 'turn/steer']
+/** The calls around turns a script can answer (`calls`; `account/read` is `account`'s). */
+const CALLS = ['account/rateLimits/read', 'model/list', 'thread/list', 'thread/read', 'thread/fork']
 const STEPS = {
   message: { text: 'text' },
   reasoning: {},
@@ -93,6 +95,16 @@ function checkScript(script) {
   }
   if (script.account !== undefined && !(isObject(script.account) && typeof script.account.requiresOpenaiAuth === 'boolean')) {
     fail('.account', 'must be what account/read answers: { account, requiresOpenaiAuth: boolean }')
+  }
+  if (script.calls !== undefined && !isObject(script.calls)) fail('.calls', 'must be an object')
+  for (const [method, answer] of Object.entries(script.calls ?? {})) {
+    if (!CALLS.includes(method)) fail('.calls', `names ${JSON.stringify(method)}; it can answer ${CALLS.join(', ')}`)
+    const at = `.calls[${JSON.stringify(method)}]`
+    const shaped =
+      answer === 'never' ||
+      (isObject(answer) &&
+        ('result' in answer || (Array.isArray(answer.pages) && answer.pages.every(Array.isArray)) || isObject(answer.error) || isObject(answer.exit)))
+    if (!shaped) fail(at, `must be 'never', { result }, { pages: [[…], …] }, { error: { code?, message, data? } } or { exit: { code?, stderr? } }`)
   }
   for (const field of ['version', 'threadId', 'turnId']) {
     if (script[field] !== undefined && (typeof script[field] !== 'string' || !script[field])) fail(`.${field}`, 'must be a non-empty string')

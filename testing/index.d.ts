@@ -110,7 +110,37 @@ export type FakeFaultPhase = 'before-init' | 'after-init' | 'after-thread' | 'af
 /** Grandchildren a fake can start (sleepers, logged with their pid): in its process group (stdio ignored or inherited), in a group or session of their own, double-forked (`setsid -f`, with or without an environment), a detached Node. */
 export type FakeGrandchild = 'ignore' | 'inherit' | 'pgroup' | 'session' | 'daemon' | 'daemon-noenv' | 'detached-node'
 
+/**
+ * A request of the calls around turns the fake can answer (`readAccount`'s second, `listModels`,
+ * `listThreads`, `readThread`, `forkThread`); `account/read` is answered by `account` and `answer`.
+ */
+export type FakeCallRequest =
+  | 'account/rateLimits/read'
+  | 'model/list'
+  | 'thread/list'
+  | 'thread/read'
+  | 'thread/fork'
+
+/**
+ * How the fake answers one call: with `result` as given; with `pages` (`model/list`, `thread/list`:
+ * the request without a cursor gets the first page's entries as `data`, each `nextCursor` names
+ * the next page, the last has none); with a JSON-RPC error (a `CallError` `REQUEST_FAILED`, its
+ * message verbatim); never (`REQUEST_TIMEOUT` after `requestTimeoutMs`); or by exiting
+ * (`PROCESS_EXITED`, `stderr` in the tail).
+ */
+export type FakeCallAnswer =
+  | 'never'
+  | { result: unknown }
+  | { pages: unknown[][] }
+  | { error: { code?: number; message: string; data?: unknown } }
+  | { exit: { code?: number; stderr?: string } }
+
 export interface FakeCodexScript {
+  /**
+   * Answers to the calls around turns. A call not named here is refused as a Codex without the
+   * method refuses it: JSON-RPC error -32600 `Invalid request: unknown variant \`<method>\``.
+   */
+  calls?: { [M in FakeCallRequest]?: FakeCallAnswer }
   /** The turn, in order; after the last step the turn completes (unless a step ended it). */
   steps?: FakeStep[]
   /**

@@ -31,6 +31,7 @@ interface Probe {
   utility: { name: string; isUtilityError: boolean; source: string; code: string; message: string; terminal: TerminalEvent }
   typeError: string
   logger: string
+  calls: Array<{ name: string; isCallError: boolean; source: string; code: string; message: string }>
 }
 
 // What a user's code does first: import, ask discovery, run a turn, make a utility call, set a
@@ -54,6 +55,16 @@ const body = `
     out.typeError = 'none'
   } catch (error) {
     out.typeError = error instanceof TypeError ? error.message : String(error)
+  }
+  out.calls = []
+  for (const [call, args] of [['readAccount', []], ['listModels', []], ['listThreads', []], ['readThread', ['t']], ['forkThread', ['t']]]) {
+    try {
+      await codex[call](...args)
+      out.calls.push('resolved')
+    } catch (error) {
+      const { name, source, code, message } = error
+      out.calls.push({ name, isCallError: error instanceof codex.CallError, source, code, message })
+    }
   }
   codex.setLogger(() => {}, { filter: 'rennet_codex=debug' })
   codex.setLogger(null)
@@ -100,7 +111,9 @@ function probe(script: string, preload?: string): Probe {
 
 /** The checks every probe must pass; returns the failure for the platform-specific ones. */
 function expectUnavailable(result: Probe) {
-  expect(result.exports).toEqual(['SteerError', 'UtilityError', 'discoverCodex', 'prepareTurn', 'runTurn', 'runUtility', 'setLogger'].concat(result.exports.includes('default') ? ['default'] : []).sort())
+  const api = ['UtilityError', 'discoverCodex', 'runTurn', 'prepareTurn', 'runUtility', 'setLogger', 'SteerError']
+  const calls = ['readAccount', 'listModels', 'listThreads', 'readThread', 'forkThread', 'CallError']
+  expect(result.exports).toEqual([...api, ...calls].concat(result.exports.includes('default') ? ['default'] : []).sort())
   const { discovery, events, outcome, utility } = result
   expect(discovery).toMatchObject({ available: false, selected: null, candidates: [] })
   expect(events).toEqual([outcome])
@@ -114,6 +127,8 @@ function expectUnavailable(result: Probe) {
   expect(utility.terminal).toEqual(outcome)
   expect(result.typeError).toBe('options.signal must be an AbortSignal')
   expect(result.logger).toBe('accepted')
+  const unavailable = { name: 'CallError', isCallError: true, source: 'spawn', code: 'NATIVE_ADDON_UNAVAILABLE', message: failure.message }
+  expect(result.calls).toEqual(calls.slice(0, 5).map(() => unavailable))
   return failure as { message: string; detail: { platform: string; package: string; supported: boolean; loaderErrors: string[] } }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod batch;
+pub mod call;
 pub mod control;
 pub mod discovery;
 pub mod events;
@@ -17,6 +18,7 @@ pub mod options;
 pub mod process;
 pub mod protocol;
 pub mod rpc;
+pub mod server;
 pub mod stream;
 pub mod target;
 pub mod text;

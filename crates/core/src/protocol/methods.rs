@@ -59,6 +59,13 @@ methods! {
     EXPERIMENTAL_FEATURE_LIST = "experimentalFeature/list", ClientRequest, ExperimentalFeatureList<'_> => Page;
     MCP_SERVER_STATUS_LIST = "mcpServerStatus/list", ClientRequest, McpServerStatusList<'_> => Page;
 
+    // Calls around turns (crate::call): the server's objects are handed on verbatim.
+    ACCOUNT_RATE_LIMITS_READ = "account/rateLimits/read", ClientRequest, AccountRateLimitsRead => serde_json::Value;
+    MODEL_LIST = "model/list", ClientRequest, ModelList => Page;
+    THREAD_LIST = "thread/list", ClientRequest, ThreadList<'_> => Page;
+    THREAD_READ = "thread/read", ClientRequest, ThreadRead<'_> => ThreadReadResult;
+    THREAD_FORK = "thread/fork", ClientRequest, ThreadFork<'_> => ThreadResult;
+
     THREAD_STARTED = "thread/started", ServerNotification;
     TURN_STARTED = "turn/started", ServerNotification;
     TURN_COMPLETED = "turn/completed", ServerNotification;

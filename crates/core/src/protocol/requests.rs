@@ -172,14 +172,69 @@ pub struct McpServerStatusList<'a> {
     pub cursor: Option<String>,
 }
 
-/// One page of a paginated list; the entries are read by the isolation checks, which
-/// tolerate no entry of unexpected shape.
+/// One page of a paginated list, its entries as the server sent them (the isolation checks
+/// tolerate no entry of unexpected shape; the calls hand them on).
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct Page {
     pub data: Vec<Value>,
     #[serde(default)]
     pub next_cursor: Option<String>,
+}
+
+/// The plan's usage limits; refused without a ChatGPT login.
+#[derive(Serialize, Debug)]
+pub struct AccountRateLimitsRead {}
+
+/// One page of the models the server offers.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelList {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include_hidden: Option<bool>,
+}
+
+/// One page of the stored threads, newest first.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadList<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived: Option<bool>,
+    /// Only threads whose session directory is this one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<&'a str>,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadRead<'a> {
+    pub thread_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include_turns: Option<bool>,
+}
+
+/// A new thread with the history of `thread_id` (through `last_turn_id`). Read-only at the
+/// thread level for the same reason as `thread/start` (see [`ThreadSandbox`]).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadFork<'a> {
+    pub thread_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_turn_id: Option<&'a str>,
+    pub approval_policy: ApprovalPolicy,
+    pub sandbox: ThreadSandbox,
+}
+
+/// `thread/read` result: the thread as the server keeps it, handed on verbatim.
+#[derive(Deserialize, Debug)]
+pub struct ThreadReadResult {
+    pub thread: Value,
 }
 
 #[derive(Deserialize, Default, Debug)]
@@ -268,5 +323,21 @@ mod tests {
         assert_eq!(wire(&list), json!({"threadId": "th", "detail": "toolsAndAuthOnly"}));
         let at = McpServerStatusList { cursor: Some("2".into()), ..list };
         assert_eq!(wire(&at)["cursor"], "2");
+        assert_eq!(wire(&AccountRateLimitsRead {}), json!({}));
+        assert_eq!(wire(&ModelList { cursor: None, include_hidden: Some(false) }), json!({"includeHidden": false}));
+        assert_eq!(wire(&ThreadList { limit: None, cursor: None, archived: None, cwd: None }), json!({}));
+        let list = ThreadList { limit: Some(5), cursor: Some("c"), archived: Some(true), cwd: Some("/w") };
+        assert_eq!(wire(&list), json!({"limit": 5, "cursor": "c", "archived": true, "cwd": "/w"}));
+        assert_eq!(wire(&ThreadRead { thread_id: "th", include_turns: None }), json!({"threadId": "th"}));
+        let fork = ThreadFork {
+            thread_id: "th",
+            last_turn_id: Some("tu"),
+            approval_policy: ApprovalPolicy::Never,
+            sandbox: ThreadSandbox::ReadOnly,
+        };
+        assert_eq!(
+            wire(&fork),
+            json!({"threadId": "th", "lastTurnId": "tu", "approvalPolicy": "never", "sandbox": "read-only"})
+        );
     }
 }

@@ -4,11 +4,12 @@ use super::state::TurnState;
 use crate::events::{Cancellation, Status, Terminal};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::isolation;
-use crate::process::ExitInfo;
-use crate::protocol::{CompletedTurn, RpcError};
+use crate::protocol::CompletedTurn;
+use crate::server::{self, Gone};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use std::time::Duration;
+
+pub(super) use crate::server::{request_timeout, rpc_failure};
 
 /// Why the run stopped.
 pub(super) enum Ending {
@@ -23,9 +24,7 @@ pub(super) enum Ending {
 
 /// What is known of the process once it is gone.
 pub(super) struct Exit<'a> {
-    pub exit: ExitInfo,
-    /// How it ended when it did by itself (after closing its stdout).
-    pub by_itself: Option<ExitInfo>,
+    pub gone: Gone,
     pub stderr_tail: &'a dyn Fn() -> Vec<String>,
 }
 
@@ -54,26 +53,9 @@ pub(super) fn terminal(ending: Ending, state: &TurnState, abort_seen: bool, exit
             terminal.cancellation = Some(Cancellation::Killed);
         }
         Ending::Eof => {
-            let message = match exit.by_itself {
-                Some(by_itself) => format!("codex app-server {} before the turn completed", by_itself.how()),
-                None => "codex app-server closed its stdout but kept running".to_string(),
-            };
-            terminal.failure =
-                Some(Failure::new(FailureSource::Exit, Code::ProcessExited, message).with_detail(json!({
-                    "exitCode": exit.exit.code,
-                    "signal": exit.exit.signal,
-                    "exitedByItself": exit.by_itself.is_some(),
-                    "stderrTail": (exit.stderr_tail)(),
-                })));
+            terminal.failure = Some(server::exited("the turn completed", &exit.gone, (exit.stderr_tail)()));
         }
-        Ending::Failed(mut failure) => {
-            if failure.source == FailureSource::Parse {
-                if let Value::Object(detail) = &mut failure.detail {
-                    detail.insert("stderrTail".into(), json!((exit.stderr_tail)()));
-                }
-            }
-            terminal.failure = Some(failure);
-        }
+        Ending::Failed(failure) => terminal.failure = Some(server::with_stderr_tail(failure, exit.stderr_tail)),
     }
     terminal
 }
@@ -143,25 +125,5 @@ pub(super) fn isolation_doubt(ending: Ending) -> Ending {
 
 /// A result in the shape the protocol promises, or `UNEXPECTED_RESPONSE`.
 pub(super) fn parse_result<T: serde::de::DeserializeOwned>(method: &'static str, raw: &RawValue) -> Result<T, Ending> {
-    serde_json::from_str(raw.get()).map_err(|e| {
-        Ending::Failed(
-            Failure::new(FailureSource::Jsonrpc, Code::UnexpectedResponse, format!("unexpected {method} result: {e}"))
-                .with_detail(json!({"method": method, "result": crate::transport::excerpt(raw.get())})),
-        )
-    })
-}
-
-/// The server answered a request with an error: its message verbatim.
-pub(super) fn rpc_failure(method: &'static str, error: RpcError) -> Failure {
-    Failure::new(FailureSource::Jsonrpc, Code::RequestFailed, error.message).with_detail(json!({
-        "method": method,
-        "code": error.code,
-        "data": error.data,
-    }))
-}
-
-pub(super) fn request_timeout(method: &'static str, timeout: Duration) -> Failure {
-    let timeout = timeout.as_millis();
-    Failure::new(FailureSource::Jsonrpc, Code::RequestTimeout, format!("{method} got no response within {timeout} ms"))
-        .with_detail(json!({"method": method, "timeoutMs": timeout}))
+    server::parse_result(method, raw).map_err(Ending::Failed)
 }

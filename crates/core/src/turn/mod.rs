@@ -15,8 +15,10 @@ use crate::control::{Caller, Control, Readiness};
 use crate::events::{DiagnosticSource, HarnessEvent, Terminal};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::{Access, TurnOptions};
-use crate::process::{self, End, ServerProcess, SpawnError, Spec};
+use crate::process::stderr::LineSink;
+use crate::process::{ServerProcess, Spec};
 use crate::rpc::Connection;
+use crate::server::{self, Leaving, NotStarted, Started};
 use crate::stream::EventStream;
 use crate::target::Resolved;
 use crate::transport::FrameReader;
@@ -24,15 +26,12 @@ use ending::Ending;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::field::Empty;
 use tracing::Instrument;
 
 /// stderr lines forwarded as `diagnostic` events; later lines only reach the tail and logs.
 pub const MAX_STDERR_EVENTS: usize = 200;
-/// After stdout closes, how long the process may take to report its exit.
-const EOF_EXIT_WAIT: Duration = Duration::from_millis(500);
 
 /// Runs one turn over an established connection and ends the process. Returns the terminal
 /// event; the caller queues it.
@@ -55,30 +54,14 @@ where
     let mut session = script::Session::new(conn, options, caller, started);
     let ending = session.run().await;
 
-    // Before stdin closes: the server exits on EOF and its orphans leave its tree.
-    process.capture_tree();
-    session.close().await;
-    // A kill (the host's JavaScript environment going away) also stops the waiting here.
-    let by_itself = match ending {
-        Ending::Eof => tokio::select! {
-            biased;
-            () = caller.control.killed() => None,
-            exit = process.wait_exit(EOF_EXIT_WAIT) => exit,
-        },
-        _ => None,
+    let leaving = match ending {
+        Ending::Eof => Leaving::Eof,
+        Ending::Kill => Leaving::Kill,
+        _ => Leaving::Done,
     };
-    // Killed: the grace (if any) is spent, nothing more is waited for. Otherwise the server
-    // may leave by itself on stdin EOF, as it does after a turn.
-    let exit = match ending {
-        Ending::Kill => process.end_tree(End::Kill).await,
-        _ => tokio::select! {
-            biased;
-            () = caller.control.killed() => process.end_tree(End::Kill).await,
-            exit = process.end_tree(End::Polite(process::EXIT_GRACE)) => exit,
-        },
-    };
+    let gone = server::end(&mut process, session.close(), leaving, caller.control).await;
     let stderr_tail = || process.stderr_tail();
-    let exit = ending::Exit { exit, by_itself, stderr_tail: &stderr_tail };
+    let exit = ending::Exit { gone, stderr_tail: &stderr_tail };
     ending::terminal(ending, &session.state, session.abort_seen, exit)
 }
 
@@ -123,78 +106,27 @@ async fn start_and_drive(
     control: &Control,
     turn_key: &str,
 ) -> Terminal {
-    if control.abort_requested() {
-        // Aborted before it began (an already-aborted signal): nothing to start.
-        return Terminal::killed_before_start();
-    }
-    // Before anything of the turn starts (discovery's probes and the MCP inventory included):
-    // without the host-death guard nothing may, and holding a ticket keeps one guard running
-    // for all of them.
-    let _guarded = match process::guard::ticket() {
-        Ok(ticket) => ticket,
-        Err(why) => return Terminal::failed(why.failure()),
-    };
-    // Discovery and the MCP inventory run child processes of their own and can take seconds:
-    // an abort meanwhile ends the turn at once, before anything of the turn is spawned, and
-    // only after those processes are gone (a discovery that others still wait for goes on).
-    let discovery = crate::target::discovery_for(&options.target);
-    let prepared = tokio::select! {
-        prepared = prepare_launch(options, discovery.as_ref()) => Some(prepared),
-        () = control.aborted() => None,
-    };
-    let Some(prepared) = prepared else {
-        if let Some(discovery) = discovery {
-            discovery.leave().await;
-        }
-        return Terminal::killed_before_start();
-    };
-    drop(discovery);
-    let (codex_path, spec) = match prepared {
-        Ok(prepared) => prepared,
-        Err(failure) => return Terminal::failed(failure),
-    };
     let forwarded = AtomicUsize::new(0);
     let sink = stream.clone();
-    let spawned = process::spawn(
-        &spec,
-        Some(Box::new(move |line| {
-            tracing::debug!(target: "rennet_codex::stderr", "{line}");
-            if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
-                sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line });
-            }
-        })),
-    );
-    let mut child = match spawned {
-        Ok(child) => {
-            // The program only: argv may carry MCP header values, and env values are secrets.
-            tracing::Span::current().record("pid", child.pid());
-            tracing::info!(program = %spec.launch.program.display(), pid = child.pid(), "codex app-server started");
-            child
+    let on_stderr: LineSink = Box::new(move |line| {
+        if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
+            sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line });
         }
-        Err(e) => {
-            let (code, message) = match e {
-                SpawnError::NotFound(m) => (Code::CodexNotFound, m),
-                SpawnError::NotExecutable(m) => (Code::CodexNotExecutable, m),
-                SpawnError::CwdNotFound(m) => (Code::CwdNotFound, m),
-                SpawnError::Other(m) => (Code::SpawnFailed, m),
-                SpawnError::GuardUnavailable(why) => return Terminal::failed(why.failure()),
-            };
-            return Terminal::failed(
-                Failure::new(FailureSource::Spawn, code, message).with_detail(json!({"codexPath": codex_path})),
-            );
-        }
-    };
+    });
+    let prepare = |resolved| prepare_launch(options, resolved);
+    let (mut child, codex_path, _guarded) =
+        match server::start(&options.target, control, prepare, Some(on_stderr)).await {
+            Ok(Started { child, codex_path, guarded }) => (child, codex_path, guarded),
+            Err(NotStarted::Aborted) => return Terminal::killed_before_start(),
+            Err(NotStarted::Failed(failure)) => return Terminal::failed(failure),
+        };
     let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
     drive(stdout, stdin, child, options, &codex_path, turn_key, Caller { events: stream, control }).await
 }
 
-/// The child to start: the Codex `started.codexPath` names, and `app-server` with the
-/// arguments the options call for.
-async fn prepare_launch(
-    options: &TurnOptions,
-    discovery: Option<&crate::discovery::Waiter>,
-) -> Result<(String, Spec), Failure> {
-    let Resolved { mut launch, codex_path } = crate::target::resolve(&options.target, discovery).await?;
+/// The child to start: `app-server` with the arguments the options call for.
+async fn prepare_launch(options: &TurnOptions, resolved: Resolved) -> Result<Spec, Failure> {
+    let Resolved { mut launch, .. } = resolved;
     let mut args: Vec<std::ffi::OsString> = vec!["app-server".into()];
     if let Some(policy) = &options.mcp {
         // Before anything is spawned: validation, the configured inventory, collisions.
@@ -208,7 +140,7 @@ async fn prepare_launch(
     let mut spec = launch.spec(args);
     spec.stdin = true;
     spec.secrets = secret_values(options, &launch.env);
-    Ok((codex_path, spec))
+    Ok(spec)
 }
 
 /// What must not leave through the child's stderr: MCP header values, the variables MCP
@@ -238,4 +170,4 @@ fn secret_values(options: &TurnOptions, child_env: &[(String, String)]) -> Vec<S
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -28,6 +28,15 @@ pub struct Answer {
     pub error: Option<RpcError>,
 }
 
+/// A JSON-RPC method error saying `message`: nothing is granted.
+pub fn refusal(message: String) -> Answer {
+    Answer {
+        kind: ReplyKind::MethodError,
+        result: None,
+        error: Some(RpcError { code: METHOD_NOT_FOUND, message, data: None }),
+    }
+}
+
 pub fn answer(method: &str, access: Access) -> Answer {
     let kind = match access {
         Access::Full => FULL_ACCESS.iter().find(|(m, _)| *m == method).map(|(_, k)| *k),
@@ -45,11 +54,7 @@ pub fn answer(method: &str, access: Access) -> Answer {
                 Access::Full => format!("{method} is not supported by this client"),
                 Access::ReadOnly => format!("{method} refused: this turn is read-only and grants nothing"),
             };
-            return Answer {
-                kind: ReplyKind::MethodError,
-                result: None,
-                error: Some(RpcError { code: METHOD_NOT_FOUND, message, data: None }),
-            };
+            return refusal(message);
         }
     };
     Answer { kind: kind.expect("matched above"), result: Some(result), error: None }

@@ -18,7 +18,7 @@ const TURN: &str = "turn-1";
 const CWD: &str = if cfg!(windows) { r"C:\work" } else { "/work" };
 
 /// Stands in for the child: records how it was ended.
-struct FakeProcess {
+pub(crate) struct FakeProcess {
     exited: Arc<AtomicBool>,
     exit_code: Arc<Mutex<i32>>,
     ended: Arc<Mutex<Option<End>>>,
@@ -55,7 +55,7 @@ impl ServerProcess for FakeProcess {
 }
 
 /// The server side of the pipes, with helpers that speak the protocol.
-struct Peer {
+pub(crate) struct Peer {
     lines: Lines<BufReader<DuplexStream>>,
     out: Option<DuplexStream>,
     exited: Arc<AtomicBool>,
@@ -67,7 +67,7 @@ struct Peer {
 }
 
 impl Peer {
-    async fn recv(&mut self) -> Value {
+    pub(crate) async fn recv(&mut self) -> Value {
         let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
             .await
             .expect("the client sent nothing within 5 s")
@@ -79,27 +79,27 @@ impl Peer {
         value
     }
 
-    async fn expect(&mut self, method: &str) -> Value {
+    pub(crate) async fn expect(&mut self, method: &str) -> Value {
         let message = self.recv().await;
         assert_eq!(message["method"], method, "{message}");
         message
     }
 
-    async fn raw(&mut self, line: &str) {
+    pub(crate) async fn raw(&mut self, line: &str) {
         let out = self.out.as_mut().expect("still writing");
         out.write_all(line.as_bytes()).await.unwrap();
         out.write_all(b"\n").await.unwrap();
     }
 
-    async fn send(&mut self, value: Value) {
+    pub(crate) async fn send(&mut self, value: Value) {
         self.raw(&value.to_string()).await;
     }
 
-    async fn respond(&mut self, request: &Value, result: Value) {
+    pub(crate) async fn respond(&mut self, request: &Value, result: Value) {
         self.send(json!({"id": request["id"], "result": result})).await;
     }
 
-    async fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) async fn notify(&mut self, method: &str, params: Value) {
         self.send(json!({"method": method, "params": params, "emittedAtMs": 1})).await;
     }
 
@@ -178,14 +178,14 @@ impl Peer {
     }
 
     /// The process exits: stdout closes.
-    fn exit(&mut self, code: i32) {
+    pub(crate) fn exit(&mut self, code: i32) {
         *self.exit_code.lock().unwrap() = code;
         self.exited.store(true, Ordering::SeqCst);
         self.out = None;
     }
 
     /// Waits until the client closes stdin (the real server then exits).
-    async fn until_stdin_closed(&mut self) {
+    pub(crate) async fn until_stdin_closed(&mut self) {
         while let Ok(Ok(Some(line))) = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line()).await {
             self.received.lock().unwrap().push(serde_json::from_str(&line).unwrap());
         }
@@ -215,6 +215,48 @@ impl Run {
     }
 }
 
+/// A scripted server over in-memory pipes: the peer, the process it stands in for, the
+/// client's ends of the pipes, and what the peer will have seen.
+pub(crate) struct Wiring {
+    pub peer: Peer,
+    pub process: FakeProcess,
+    pub reader: DuplexStream,
+    pub writer: DuplexStream,
+    /// How the process was ended.
+    pub ended: Arc<Mutex<Option<End>>>,
+    /// Every message the client sent, in order.
+    pub received: Arc<Mutex<Vec<Value>>>,
+}
+
+pub(crate) fn wiring(stream: Arc<EventStream>, control: Arc<Control>) -> Wiring {
+    let (client_read, server_write) = tokio::io::duplex(1 << 16);
+    let (server_read, client_write) = tokio::io::duplex(1 << 16);
+    let exited = Arc::new(AtomicBool::new(false));
+    let exit_code = Arc::new(Mutex::new(0));
+    let ended = Arc::new(Mutex::new(None));
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let peer = Peer {
+        lines: BufReader::new(server_read).lines(),
+        out: Some(server_write),
+        exited: exited.clone(),
+        exit_code: exit_code.clone(),
+        stream,
+        control,
+        received: received.clone(),
+    };
+    let process = FakeProcess { exited, exit_code, ended: ended.clone() };
+    Wiring { peer, process, reader: client_read, writer: client_write, ended, received }
+}
+
+/// Waits for the peer's script: its own assertions count, and its panic fails the test.
+pub(crate) async fn finished(script: tokio::task::JoinHandle<()>) {
+    match tokio::time::timeout(Duration::from_secs(3), script).await {
+        Ok(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Ok(_) => {}
+        Err(_) => panic!("the peer script did not finish"),
+    }
+}
+
 /// `drive` over the fake process and pipes; panics if the turn does not end within 10 s.
 async fn drive_fake(
     reader: DuplexStream,
@@ -238,42 +280,23 @@ where
     F: FnOnce(Peer) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let (client_read, server_write) = tokio::io::duplex(1 << 16);
-    let (server_read, client_write) = tokio::io::duplex(1 << 16);
     let stream = Arc::new(EventStream::new());
     let control = Arc::new(Control::new());
-    let exited = Arc::new(AtomicBool::new(false));
-    let exit_code = Arc::new(Mutex::new(0));
-    let ended = Arc::new(Mutex::new(None));
-    let received = Arc::new(Mutex::new(Vec::new()));
-    let peer = Peer {
-        lines: BufReader::new(server_read).lines(),
-        out: Some(server_write),
-        exited: exited.clone(),
-        exit_code: exit_code.clone(),
-        stream: stream.clone(),
-        control: control.clone(),
-        received: received.clone(),
-    };
+    let Wiring { peer, process, reader: client_read, writer: client_write, ended, received } =
+        wiring(stream.clone(), control.clone());
     let script = tokio::spawn(script(peer));
     let mut opts = json!({"prompt": "say hi", "cwd": CWD});
     opts.as_object_mut().unwrap().extend(options.as_object().unwrap().clone());
     let prepared = opts.as_object_mut().unwrap().remove("prepared").is_some();
     let opts = if prepared { options::parse_prepared(&opts.to_string()) } else { options::parse(&opts.to_string()) };
     let opts = opts.unwrap();
-    let process = FakeProcess { exited, exit_code, ended: ended.clone() };
     let terminal = drive_fake(client_read, client_write, process, &opts, &stream, &control).await;
     stream.finish(terminal);
     let mut events = Vec::new();
     while let Some(batch) = stream.next_batch().await {
         events.extend(crate::batch::decode(&batch).unwrap());
     }
-    // The script's own assertions count: its panic fails the test.
-    match tokio::time::timeout(Duration::from_secs(3), script).await {
-        Ok(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Ok(_) => {}
-        Err(_) => panic!("the peer script did not finish"),
-    }
+    finished(script).await;
     let terminal = events.last().cloned().unwrap();
     assert_eq!(terminal["type"], "terminal");
     assert_eq!(events.iter().filter(|e| e["type"] == "terminal").count(), 1);
