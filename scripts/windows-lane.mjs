@@ -46,6 +46,7 @@ export const WINDOWS_SUITES = [
   '__test__/hermetic/abort-reason.test.ts',
   '__test__/hermetic/output-schema.test.ts',
   '__test__/hermetic/inputs.test.ts',
+  '__test__/hermetic/calls.test.ts',
   '__test__/testing/fake-codex.test.ts',
   '__test__/discovery/windows.test.ts',
   '__test__/lifecycle/platform-windows.test.ts',
