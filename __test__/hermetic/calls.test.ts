@@ -139,8 +139,9 @@ describe('threads', () => {
 
 describe('failures', () => {
   it('REQUEST_TIMEOUT for a request the server never answers', async () => {
-    const { error } = await against({ calls: { 'model/list': 'never' } }, (o) => listModels({ ...o, requestTimeoutMs: 300 }))
-    expect(error).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', message: 'model/list got no response within 300 ms' })
+    // Long enough for the handshake on a slow machine (every request has the same deadline).
+    const { error } = await against({ calls: { 'model/list': 'never' } }, (o) => listModels({ ...o, requestTimeoutMs: 2000 }))
+    expect(error).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', message: 'model/list got no response within 2000 ms' })
   })
 
   it('a method no Codex has: REQUEST_FAILED with its refusal', async () => {
@@ -163,8 +164,12 @@ describe('failures', () => {
     const controller = new AbortController()
     const reason = new Error('the picker closed')
     const started = Date.now()
-    setTimeout(() => controller.abort(reason), 300)
-    const { error, runs } = await against({ calls: { 'model/list': 'never' } }, (o) => listModels({ ...o, signal: controller.signal }))
+    // Once the server was asked (however long its start took on this machine), never before.
+    const asked = (codexPath: string) => fakeCodexRuns(codexPath).some((run) => run.requests('model/list').length > 0)
+    const { error, runs } = await against({ calls: { 'model/list': 'never' } }, (o) => {
+      void eventually(() => asked(o.codexPath!), 20_000).then(() => controller.abort(reason))
+      return listModels({ ...o, signal: controller.signal })
+    })
     expect(error).toBeInstanceOf(CallError)
     expect(error).toMatchObject({ code: 'CANCELLED', message: 'listModels was cancelled: the picker closed', cause: reason })
     // Not the request's deadline (30 s): the abort ended it.
