@@ -225,28 +225,73 @@ async function endChild(child, exited, trace) {
   await exited
 }
 
-/**
- * Runs one turn and yields its events; the last one is the terminal event. `trace`, for
- * measurements, is told when the turn's end goes through its steps: 'turnCompleted' (the
- * server's turn/completed was read), 'stdinClosed', 'exited' (the child's exit was seen).
- * @param {{prompt: string, cwd: string, codexPath?: string, env?: Record<string,string>,
- *          signal?: AbortSignal, interruptGraceMs?: number,
- *          trace?: (step: 'turnCompleted' | 'stdinClosed' | 'exited') => void}} options
- */
-export async function* baselineTurn(options) {
-  const codexPath = options.codexPath ?? 'codex'
-  const trace = options.trace ?? (() => {})
-  const router = new Router()
+/** `codex app-server` as a child in its own process group, so that the whole tree can be ended. */
+async function spawnAppServer(codexPath, options) {
   const child = spawn(codexPath, ['app-server'], {
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
-    detached: true, // its own process group, so that the whole tree can be ended
+    detached: true,
   })
   const spawnError = await new Promise((resolve) => {
     child.once('spawn', () => resolve(null))
     child.once('error', resolve)
   })
+  return { child, spawnError }
+}
+
+/**
+ * What `account/read` right after the handshake costs: `initialize`, `initialized`, then
+ * `account/read`, each round trip timed from the write to the answer read (ms, on `clock`);
+ * then the child is ended as after a turn.
+ * @param {{cwd: string, codexPath: string, env?: Record<string,string>, clock: () => number}} options
+ */
+export async function accountReadRoundTrip(options) {
+  const { child, spawnError } = await spawnAppServer(options.codexPath, options)
+  if (spawnError) throw spawnError
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.stdin.on('error', () => {})
+  child.stderr.resume()
+  const send = (message) => child.stdin.write(JSON.stringify(message) + '\n')
+  const lines = createInterface({ input: child.stdout, crlfDelay: Infinity })[Symbol.asyncIterator]()
+  const answer = async (id) => {
+    for (let next = await lines.next(); !next.done; next = await lines.next()) {
+      const msg = JSON.parse(next.value)
+      if (msg.id === id && msg.method === undefined) return msg
+    }
+    throw new Error(`codex app-server ended before answering request ${id}`)
+  }
+  try {
+    let t0 = options.clock()
+    send({ id: 1, method: 'initialize', params: { clientInfo: CLIENT } })
+    await answer(1)
+    const initializeMs = options.clock() - t0
+    send({ method: 'initialized' })
+    t0 = options.clock()
+    send({ id: 2, method: 'account/read', params: {} })
+    const reply = await answer(2)
+    const accountReadMs = options.clock() - t0
+    return { initializeMs, accountReadMs, account: reply.result ?? null, error: reply.error ?? null }
+  } finally {
+    await endChild(child, exited, () => {})
+  }
+}
+
+/**
+ * Runs one turn and yields its events; the last one is the terminal event. `trace`, for
+ * measurements, is told when the turn goes through its steps: 'turnStartSent' (turn/start
+ * written), 'turnCompleted' (the server's turn/completed was read), 'stdinClosed', 'exited'
+ * (the child's exit was seen). `beforeTurnStart`, when given, makes the turn a prepared one:
+ * once the thread is started (and its events yielded) the client awaits it before turn/start.
+ * @param {{prompt: string, cwd: string, codexPath?: string, env?: Record<string,string>,
+ *          signal?: AbortSignal, interruptGraceMs?: number, beforeTurnStart?: () => Promise<void>,
+ *          trace?: (step: 'turnStartSent' | 'turnCompleted' | 'stdinClosed' | 'exited') => void}} options
+ */
+export async function* baselineTurn(options) {
+  const codexPath = options.codexPath ?? 'codex'
+  const trace = options.trace ?? (() => {})
+  const router = new Router()
+  const { child, spawnError } = await spawnAppServer(codexPath, options)
   if (spawnError) {
     const code = spawnError.code === 'ENOENT' ? 'CODEX_NOT_FOUND' : 'SPAWN_FAILED'
     yield terminal(router, { failure: failure('spawn', code, spawnError.message, { codexPath }) })
@@ -292,6 +337,18 @@ export async function* baselineTurn(options) {
   }
   if (options.signal?.aborted) onAbort()
   else options.signal?.addEventListener('abort', onAbort, { once: true })
+
+  const startTurn = (threadId) => {
+    trace('turnStartSent')
+    request('turn/start', {
+      threadId,
+      input: [{ type: 'text', text: options.prompt, text_elements: [] }],
+      cwd: options.cwd,
+      approvalPolicy: 'never',
+      sandboxPolicy: { type: 'dangerFullAccess' },
+    })
+  }
+  let waitingThread = null
 
   request('initialize', { clientInfo: CLIENT })
   let seenFrame = false
@@ -339,13 +396,8 @@ export async function* baselineTurn(options) {
           out.push({ type: 'threadStarted', threadId, resumed: false })
           router.setThread(threadId, out)
           router.turnRequested = true
-          request('turn/start', {
-            threadId,
-            input: [{ type: 'text', text: options.prompt, text_elements: [] }],
-            cwd: options.cwd,
-            approvalPolicy: 'never',
-            sandboxPolicy: { type: 'dangerFullAccess' },
-          })
+          if (options.beforeTurnStart) waitingThread = threadId
+          else startTurn(threadId)
         } else if (method === 'turn/start' && msg.result.turn?.id) {
           router.setTurn(msg.result.turn.id, out)
         }
@@ -355,6 +407,14 @@ export async function* baselineTurn(options) {
       if (diagnostics.length) yield* diagnostics.splice(0)
       for (const event of out) yield event
       out.length = 0
+      if (waitingThread !== null) {
+        // A prepared turn: what the preparation produced is out; turn/start waits for the app.
+        const threadId = waitingThread
+        waitingThread = null
+        await options.beforeTurnStart()
+        if (killed || options.signal?.aborted) break
+        startTurn(threadId)
+      }
       if (router.completion) {
         trace('turnCompleted')
         // The outcome now; the terminal repeats it once the child is gone.

@@ -6,9 +6,11 @@
 // measurement starts a fresh Node process per client (worker.mjs), and the two clients
 // alternate (addon first on even runs, baseline first on odd ones); `hostGuard` measures the
 // addon against itself with its host-death guard off. The real suite (`real`, real.mjs) runs
-// the pinned Codex against the loopback mock Responses server with three clients: this
-// package, the plain client and @openai/codex-sdk. The calls suite (`calls`, calls.mjs) times
-// each call around turns against a plain one-shot client. Prints tables of medians and ratios and
+// the pinned Codex against the loopback mock Responses server with four clients: this
+// package, the plain client, @openai/codex-sdk and the AI SDK provider (cold, prepared and
+// failed turns, aborts, a waiting prepared turn's cost, account/read). The calls suite
+// (`calls`, calls.mjs) times each call around turns against a plain one-shot client. Prints
+// tables of medians and ratios and
 // writes everything to bench/results/latest.json.
 //
 // BENCH_ADDON=<path of another build's index.js> measures that build as the addon instead,
