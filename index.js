@@ -320,7 +320,8 @@ class PreparedTurn {
     if (typeof rest.prompt === 'string') rest.prompt = rest.prompt.toWellFormed()
     if (Array.isArray(rest.input)) rest.input = wellFormed(rest.input)
     if (schema !== undefined) rest.outputSchema = outputSchema(schema).wire
-    if (!this.#disposed) nativeCall(() => this.#native.start(JSON.stringify(rest)))
+    // Checked (and handed over) even after dispose: the runner, aborted first, ignores it.
+    nativeCall(() => this.#native.start(JSON.stringify(rest)))
     clearTimeout(this.#idle)
     this.#unlisten()
     this.#turn = new Turn(this.#native, this.#disposed ? undefined : this.#signal)

@@ -2,6 +2,7 @@
 //! authenticate would otherwise retry its model request for minutes ("Reconnecting… 5/5")
 //! before anything tells the app that the user simply is not logged in.
 
+use crate::discovery::env::Env;
 use crate::failure::{Code, Failure, FailureSource};
 use serde_json::{json, Value};
 
@@ -9,12 +10,12 @@ use serde_json::{json, Value};
 /// count them: it reports no account while one is set).
 pub const API_KEY_VARS: [&str; 2] = ["OPENAI_API_KEY", "CODEX_API_KEY"];
 
-/// `account/read`'s answer says that a login is required and there is none, and `child_env`
-/// (the child's value of a variable) holds no API key either.
-pub fn login_missing(report: &Value, child_env: impl Fn(&str) -> Option<String>) -> bool {
+/// `account/read`'s answer says that a login is required and there is none, and the child's
+/// environment holds no API key either.
+pub fn login_missing(report: &Value, child_env: &Env) -> bool {
     let required = report.get("requiresOpenaiAuth").and_then(Value::as_bool) == Some(true);
     let no_account = report.get("account").is_none_or(Value::is_null);
-    let no_key = API_KEY_VARS.iter().all(|var| child_env(var).is_none_or(|v| v.trim().is_empty()));
+    let no_key = API_KEY_VARS.iter().all(|var| child_env.get(var).is_none_or(|v| v.trim().is_empty()));
     required && no_account && no_key
 }
 
@@ -31,17 +32,19 @@ pub fn auth_required(report: Value) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discovery::env::Os;
 
     #[test]
     fn only_a_required_login_without_account_or_key_is_missing() {
-        let none = |_: &str| None;
+        let env = |pairs: &[(&str, &str)]| Env::from_pairs(pairs.iter().copied(), Os::Unix);
+        let none = env(&[]);
         let not_logged_in = json!({"account": null, "requiresOpenaiAuth": true});
-        assert!(login_missing(&not_logged_in, none));
-        assert!(!login_missing(&json!({"account": null, "requiresOpenaiAuth": false}), none));
-        assert!(!login_missing(&json!({"account": {"type": "apiKey"}, "requiresOpenaiAuth": true}), none));
-        assert!(!login_missing(&not_logged_in, |v| (v == "OPENAI_API_KEY").then(|| "sk-x".to_string())));
-        assert!(login_missing(&not_logged_in, |v| (v == "CODEX_API_KEY").then(|| " ".to_string())));
+        assert!(login_missing(&not_logged_in, &none));
+        assert!(!login_missing(&json!({"account": null, "requiresOpenaiAuth": false}), &none));
+        assert!(!login_missing(&json!({"account": {"type": "apiKey"}, "requiresOpenaiAuth": true}), &none));
+        assert!(!login_missing(&not_logged_in, &env(&[("OPENAI_API_KEY", "sk-x")])));
+        assert!(login_missing(&not_logged_in, &env(&[("CODEX_API_KEY", " ")])));
         // A report of another shape says nothing: the turn goes on.
-        assert!(!login_missing(&json!({}), none));
+        assert!(!login_missing(&json!({}), &none));
     }
 }

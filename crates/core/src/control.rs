@@ -129,14 +129,8 @@ impl Control {
     /// Resolves once the preparation ended, ready or not.
     pub async fn readiness(&self) -> Readiness {
         let mut rx = self.readiness.subscribe();
-        loop {
-            if let Some(readiness) = rx.borrow_and_update().clone() {
-                return readiness;
-            }
-            if rx.changed().await.is_err() {
-                unreachable!("the readiness sender lives in the control");
-            }
-        }
+        let said = rx.wait_for(Option::is_some).await.expect("the readiness sender lives in the control");
+        said.clone().expect("waited for a value")
     }
 
     /// Hands `input` to the runner. The receiver learns whether the server took it; it is

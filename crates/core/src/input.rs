@@ -41,6 +41,12 @@ fn without_value(message: &str) -> String {
 /// Deserializes the JSON text of an options object; errors name the option
 /// (`options.env.A: invalid type: integer, expected a string`) and never a value.
 pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, OptionsError> {
+    from_json_as(json, "options")
+}
+
+/// [`from_json`] for a value the caller calls `root` (`input` for a steer's items:
+/// `input[1].url: …`).
+pub fn from_json_as<T: serde::de::DeserializeOwned>(json: &str, root: &str) -> Result<T, OptionsError> {
     let de = &mut serde_json::Deserializer::from_str(json);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -48,9 +54,11 @@ pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, Option
         // serde_json appends the position in our own JSON text, which means nothing to callers.
         let inner = without_value(inner.split(" at line ").next().unwrap_or(&inner));
         if path == "." {
-            invalid(format!("options: {inner}"))
+            invalid(format!("{root}: {inner}"))
+        } else if path.starts_with('[') {
+            invalid(format!("{root}{path}: {inner}"))
         } else {
-            invalid(format!("options.{path}: {inner}"))
+            invalid(format!("{root}.{path}: {inner}"))
         }
     })
 }

@@ -121,16 +121,15 @@ pub struct Gone {
     pub by_itself: Option<ExitInfo>,
 }
 
-/// Ends the child and its tree: `close` closes its stdin (after what it started was noted), and
-/// a kill asked of `control` meanwhile cuts every wait short.
+/// Ends the child and its tree: `close` closes its stdin (its [`process::Stdin`] notes what the
+/// child started just before the pipe closes), and a kill asked of `control` meanwhile cuts
+/// every wait short.
 pub async fn end<P: ServerProcess>(
     process: &mut P,
     close: impl Future<Output = ()>,
     leaving: Leaving,
     control: &Control,
 ) -> Gone {
-    // Before stdin closes: the server exits on EOF and its orphans leave its tree.
-    process.capture_tree();
     close.await;
     let by_itself = match leaving {
         Leaving::Eof => tokio::select! {

@@ -305,15 +305,9 @@ impl EventStream {
     /// The terminal event as JSON.
     pub async fn outcome(&self) -> String {
         let mut rx = self.outcome.subscribe();
-        loop {
-            if let Some(json) = rx.borrow_and_update().clone() {
-                return json;
-            }
-            if rx.changed().await.is_err() {
-                // The sender lives in `self`, so this cannot happen while we are borrowed.
-                unreachable!("outcome sender dropped while the stream is alive");
-            }
-        }
+        // The sender lives in `self`, so it cannot be gone while we are borrowed.
+        let outcome = rx.wait_for(Option::is_some).await.expect("the outcome sender lives in the stream");
+        outcome.clone().expect("waited for a value")
     }
 
     /// The consumer is gone: drop what is queued and whatever comes later.

@@ -80,8 +80,7 @@ pub fn from_options(
 
 /// The input of a steer (JSON text of an item array); errors name the item as `input[i]`.
 pub fn steer_input(json: &str, locus: Option<&Locus>) -> Result<Vec<InputItem>, OptionsError> {
-    let items: Vec<RawItem> = crate::input::from_json(json)
-        .map_err(|e| OptionsError(e.0.replacen("options", "input", 1).replacen("input.[", "input[", 1)))?;
+    let items: Vec<RawItem> = crate::input::from_json_as(json, "input")?;
     items_of(items, "input", locus)
 }
 
@@ -138,8 +137,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(input: serde_json::Value) -> Result<Vec<InputItem>, String> {
-        let raw: Vec<RawItem> =
-            crate::input::from_json::<Vec<RawItem>>(&input.to_string()).map_err(|e| e.0.replacen("options", "", 1))?;
+        let raw: Vec<RawItem> = crate::input::from_json_as(&input.to_string(), "options.input").map_err(|e| e.0)?;
         items_of(raw, "options.input", None).map_err(|e| e.0)
     }
 

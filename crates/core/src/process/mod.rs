@@ -381,12 +381,6 @@ impl Child {
         }
     }
 
-    /// Notes what the child has started, while it still runs: call it before closing stdin of
-    /// a child that exits on EOF, since what it leaves behind is harder to find afterwards.
-    pub fn capture(&mut self) {
-        self.tree.lock().unwrap_or_else(|e| e.into_inner()).refresh_alive();
-    }
-
     /// Ends the child and everything it started, and reaps it.
     pub async fn end(&mut self, how: End) -> ExitInfo {
         let grace = match how {
@@ -444,8 +438,6 @@ pub trait ServerProcess: Send {
     fn pid(&self) -> u32;
     /// Waits up to `within` for the process to exit on its own.
     fn wait_exit(&mut self, within: Duration) -> impl Future<Output = Option<ExitInfo>> + Send;
-    /// Notes what the process has started, while it still runs (see [`Child::capture`]).
-    fn capture_tree(&mut self) {}
     /// Ends the process and everything it started, and reaps it. Stdin is already closed.
     fn end_tree(&mut self, how: End) -> impl Future<Output = ExitInfo> + Send;
     /// The last lines the process wrote to stderr.
@@ -459,10 +451,6 @@ impl ServerProcess for Child {
 
     async fn wait_exit(&mut self, within: Duration) -> Option<ExitInfo> {
         self.wait(within).await
-    }
-
-    fn capture_tree(&mut self) {
-        self.capture();
     }
 
     async fn end_tree(&mut self, how: End) -> ExitInfo {

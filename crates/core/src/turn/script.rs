@@ -9,6 +9,7 @@ use super::policy;
 use super::state::TurnState;
 use crate::account;
 use crate::control::{Caller, Control, Readiness, Steer};
+use crate::discovery::env::{Env, Os};
 use crate::events::{DiagnosticSource, HarnessEvent, PassthroughReason};
 use crate::isolation;
 use crate::options::{Access, TurnInput, TurnOptions};
@@ -276,12 +277,12 @@ where
             }
         };
         let target = &self.options.target;
-        let child_env = |name: &str| {
-            let given = target.env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let child_env = match target.locus {
+            None => Env::from_process(&target.env, Os::current()),
             // Inside WSL only what `env` gives crosses into the distribution.
-            given.or_else(|| target.locus.is_none().then(|| std::env::var(name).ok()).flatten())
+            Some(_) => Env::from_pairs(target.env.clone(), Os::Unix),
         };
-        if account::login_missing(&report, child_env) {
+        if account::login_missing(&report, &child_env) {
             return Err(Ending::Failed(account::auth_required(report)));
         }
         Ok(())
@@ -362,7 +363,9 @@ where
                     }
                 }
                 Wake::Room => {}
-                Wake::Steer(Some(steer)) => self.on_steer(steer),
+                // Held until the turn has an id; `settle_steers` answers it "ended" if the turn
+                // completed or was aborted first.
+                Wake::Steer(Some(steer)) => self.held_steers.push(steer),
                 Wake::Steer(None) => self.steers = None,
                 Wake::Start(input) => {
                     self.start = None;
@@ -381,16 +384,9 @@ where
         outcome
     }
 
-    /// A steer waits for the turn's id; once the turn completed, or an abort was asked for, it
-    /// is answered "ended" (dropped) and nothing is sent.
-    fn on_steer(&mut self, steer: Steer) {
-        if self.abort_seen || self.state.is_completed() {
-            return;
-        }
-        self.held_steers.push(steer);
-    }
-
-    /// Sends the held steers once the turn has an id, and hands each sent one its answer.
+    /// Sends the held steers once the turn has an id, and hands each sent one its answer; once
+    /// the turn completed, or an abort was asked for, a held one is answered "ended" (dropped)
+    /// and nothing is sent.
     async fn settle_steers(&mut self) {
         if self.abort_seen || self.state.is_completed() {
             self.held_steers.clear();
