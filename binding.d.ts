@@ -11,11 +11,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /** A running call, as index.js sees it. */
 export declare class NativeCall {
-  /** Idempotent: ends the child at once; the outcome then says `cancelled`. */
+  /** Idempotent: ends the child at once; the outcome then is a `CANCELLED` failure. */
   abort(): void
   /**
-   * How the call went, once its child is gone: the JSON text of `{ok}`, `{failure}` or
-   * `{cancelled: true}`. Once per call.
+   * How the call went, once its child is gone: the JSON text of its envelope, `{ok}` or
+   * `{failure}`. Once per call.
    */
   outcome(): Promise<string>
 }
@@ -42,16 +42,16 @@ export declare class NativeTurn {
   abort(): void
   /**
    * Hands `inputJson` (JSON text of an item array) to the running turn. Invalid items throw
-   * `InvalidArg` naming the item; the promise resolves with `null` once the server took it,
-   * else with the JSON text of the refusal (`TURN_NOT_STEERABLE`, `TURN_ENDED`).
+   * `InvalidArg` naming the item; the promise resolves with the JSON text of the envelope:
+   * `{ok: null}` once the server took it, else `{failure}` (`TURN_NOT_STEERABLE`, `TURN_ENDED`).
    */
-  steer(inputJson: string): Promise<string | null>
+  steer(inputJson: string): Promise<string>
   /**
    * Gives a prepared turn its input (JSON text of `{prompt?, input?, outputSchema?, effort?}`);
    * `false` when it was started already. Invalid input throws `InvalidArg` naming it.
    */
   start(inputJson: string): boolean
-  /** How the preparation ended, as JSON text: `{"threadId"}` or `{"failure"}`. */
+  /** How the preparation ended, as the JSON text of its envelope: `{ok: {threadId}}` or `{failure}`. */
   ready(): Promise<string>
   /** The consumer left: queued and future events are dropped; the outcome still resolves. */
   detach(): void

@@ -6,17 +6,12 @@
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use rennet_codex::call::Outcome;
-use rennet_codex::control::Control;
-use rennet_codex::failure::{Code, Failure, FailureSource};
-use std::sync::{Arc, Mutex};
-use tokio::sync::oneshot;
+use rennet_codex::call::Running;
 
 /// A running call, as index.js sees it.
 #[napi]
 pub struct NativeCall {
-    control: Arc<Control>,
-    outcome: Mutex<Option<oneshot::Receiver<String>>>,
+    running: Running,
 }
 
 /// Validates the options (JSON text of the options object without `signal`) of call `name`
@@ -33,49 +28,24 @@ pub fn start_call(
     let options = rennet_codex::call::parse(&name, thread_id, options_json.as_deref())
         .map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     crate::locate_guard();
-    let control = Arc::new(Control::new());
-    if aborted == Some(true) {
-        control.request_kill();
-    }
-    crate::end_with_environment(&env, &control)?;
-    let (settle, outcome) = oneshot::channel();
-    let runner = control.clone();
-    napi::bindgen_prelude::spawn(async move {
-        let outcome = match tokio::spawn(rennet_codex::call::run(options, runner)).await {
-            Ok(outcome) => outcome,
-            // A defect inside the call: its child was ended when its handle dropped while unwinding.
-            Err(e) => {
-                let message = if e.is_panic() { crate::panic_text(e.into_panic()) } else { e.to_string() };
-                Outcome::Failed(Failure::new(FailureSource::Internal, Code::InternalError, message))
-            }
-        };
-        let _ = settle.send(outcome.to_json());
-    });
-    Ok(NativeCall { control, outcome: Mutex::new(Some(outcome)) })
+    let (running, work) = rennet_codex::call::start(options, aborted == Some(true));
+    crate::end_with_environment(&env, running.cancel())?;
+    napi::bindgen_prelude::spawn(work);
+    Ok(NativeCall { running })
 }
 
 #[napi]
 impl NativeCall {
-    /// Idempotent: ends the child at once; the outcome then says `cancelled`.
+    /// Idempotent: ends the child at once; the outcome then is a `CANCELLED` failure.
     #[napi]
     pub fn abort(&self) {
-        // A call has nothing to interrupt politely: its end is the child's.
-        self.control.request_kill();
+        self.running.abort();
     }
 
-    /// How the call went, once its child is gone: the JSON text of `{ok}`, `{failure}` or
-    /// `{cancelled: true}`. Once per call.
+    /// How the call went, once its child is gone: the JSON text of its envelope, `{ok}` or
+    /// `{failure}`. Once per call.
     #[napi]
     pub async fn outcome(&self) -> String {
-        let waiting = self.outcome.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let answered = match waiting {
-            Some(waiting) => waiting.await.ok(),
-            None => None,
-        };
-        answered.unwrap_or_else(|| {
-            let failure =
-                Failure::new(FailureSource::Internal, Code::InternalError, "the call's outcome was already taken");
-            Outcome::Failed(failure).to_json()
-        })
+        self.running.outcome().await
     }
 }

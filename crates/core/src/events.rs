@@ -20,14 +20,27 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// `self - earlier`, for the share of a thread total that belongs to one turn.
+    /// `self - earlier`, for the share of a thread total that belongs to one turn; never below
+    /// zero (a total that went down, as a server may report after compacting, counts nothing).
     pub fn since(self, earlier: Usage) -> Usage {
+        let less = |a: i64, b: i64| a.saturating_sub(b).max(0);
         Usage {
-            input: self.input - earlier.input,
-            cache_read: self.cache_read - earlier.cache_read,
-            output: self.output - earlier.output,
-            reasoning: self.reasoning - earlier.reasoning,
-            total: self.total - earlier.total,
+            input: less(self.input, earlier.input),
+            cache_read: less(self.cache_read, earlier.cache_read),
+            output: less(self.output, earlier.output),
+            reasoning: less(self.reasoning, earlier.reasoning),
+            total: less(self.total, earlier.total),
+        }
+    }
+
+    /// `self + other`, saturating: the usage of a turn and its sub-agents together.
+    pub fn plus(self, other: Usage) -> Usage {
+        Usage {
+            input: self.input.saturating_add(other.input),
+            cache_read: self.cache_read.saturating_add(other.cache_read),
+            output: self.output.saturating_add(other.output),
+            reasoning: self.reasoning.saturating_add(other.reasoning),
+            total: self.total.saturating_add(other.total),
         }
     }
 }
@@ -201,5 +214,24 @@ impl Terminal {
             cancellation: None,
             failure: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Usage;
+    use crate::protocol::TokenBreakdown;
+
+    #[test]
+    fn usage_is_never_negative() {
+        let u = |n: i64| Usage { input: n, cache_read: n, output: n, reasoning: n, total: n };
+        assert_eq!(u(5).since(u(7)), u(0));
+        assert_eq!(u(i64::MAX).since(u(i64::MIN)), u(i64::MAX));
+        assert_eq!(u(i64::MAX).plus(u(1)), u(i64::MAX));
+        let reported: TokenBreakdown = serde_json::from_value(serde_json::json!({
+            "inputTokens": i64::MIN, "cachedInputTokens": -1, "outputTokens": 3, "reasoningOutputTokens": 0, "totalTokens": -2
+        }))
+        .unwrap();
+        assert_eq!(Usage::from(reported), Usage { input: 0, cache_read: 0, output: 3, reasoning: 0, total: 0 });
     }
 }

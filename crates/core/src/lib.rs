@@ -4,11 +4,14 @@
 //! layer over this crate, and `cargo test -p rennet_codex` drives it directly.
 
 pub mod account;
+pub mod app_server;
 pub mod batch;
 pub mod call;
-pub mod control;
+pub mod cancel;
 pub mod discovery;
+pub mod envelope;
 pub mod events;
+pub mod exchange;
 pub mod failure;
 pub mod input;
 pub mod isolation;
@@ -18,8 +21,8 @@ pub mod options;
 pub mod process;
 pub mod protocol;
 pub mod rpc;
-pub mod server;
 pub mod stream;
+pub mod supervise;
 pub mod target;
 pub mod text;
 pub mod transport;

@@ -2,13 +2,16 @@
 //! answer and their deadlines, the answers that came, and writes that give way. A server that
 //! stops reading its stdin fills the pipe, and a write to it would wait for ever: every write
 //! races a future of the caller's (an abort, a deadline), and a write that lost, or failed,
-//! ends all writing. The frame loop that decides what to do with each message is the caller's.
+//! ends all writing. Writes never block reads: while a write waits for the server to read, the
+//! frames the server sends meanwhile are read into a backlog (a server may answer what it read
+//! before it reads on), handed out first. The frame loop that decides what to do with each
+//! message is the caller's.
 
 use crate::protocol::{Incoming, Outgoing, Reply, Request, RpcError, ServerCall};
 use crate::transport::{FrameError, FrameReader, FrameWriter, ReadItem};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Instant;
@@ -20,7 +23,24 @@ pub struct Connection<R, W> {
     next_id: i64,
     pending: HashMap<i64, Pending>,
     answers: HashMap<i64, Result<Box<RawValue>, RpcError>>,
+    /// What was read while a write waited, oldest first; after an end of file or a read error
+    /// nothing more is read into it.
+    backlog: VecDeque<Result<Read, FrameError>>,
 }
+
+/// A message as read, before it is handed out: an answer is kept for its request only then, so
+/// that what came before it is handled first.
+// Like `Received`, which it mostly is: boxing it would cost an allocation per frame.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Read {
+    Answer(i64, Result<Box<RawValue>, RpcError>),
+    Other(Received),
+}
+
+/// Frames read into the backlog during one write, at most: beyond, the write waits (a server
+/// that needs us to read more than this before it reads would be one that never reads).
+const MAX_BACKLOG: usize = 4096;
 
 struct Pending {
     method: &'static str,
@@ -74,6 +94,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             next_id: 1,
             pending: HashMap::new(),
             answers: HashMap::new(),
+            backlog: VecDeque::new(),
         }
     }
 
@@ -108,10 +129,19 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         let Some(writer) = &mut self.writer else {
             return Err(Unsent::Closed);
         };
-        let written = tokio::select! {
-            biased;
-            result = writer.send(message) => result.map_err(Unsent::Failed),
-            () = give_way => Err(Unsent::GaveWay),
+        let (reader, pending, backlog) = (&mut self.reader, &mut self.pending, &mut self.backlog);
+        let written = {
+            let write = writer.send(message);
+            tokio::pin!(write, give_way);
+            loop {
+                let reading = backlog.len() < MAX_BACKLOG && !backlog.back().is_some_and(ends_reading);
+                tokio::select! {
+                    biased;
+                    result = &mut write => break result.map_err(Unsent::Failed),
+                    () = &mut give_way => break Err(Unsent::GaveWay),
+                    read = read_one(reader, pending), if reading => backlog.push_back(read),
+                }
+            }
         };
         if let Err(e) = &written {
             // Part of the frame may be in the pipe: nothing more can follow it.
@@ -126,31 +156,19 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         self.writer.is_some()
     }
 
-    /// Reads the next message. Cancel-safe: a read that loses a race loses nothing.
+    /// Reads the next message (what a write read meanwhile first). Cancel-safe: a read that
+    /// loses a race loses nothing.
     pub async fn receive(&mut self) -> Result<Received, FrameError> {
-        let frame = match self.reader.next().await? {
-            ReadItem::Frame(frame) => frame,
-            ReadItem::Preamble(line) => return Ok(Received::Preamble(line)),
-            ReadItem::Eof => return Ok(Received::Eof),
+        let read = match self.backlog.pop_front() {
+            Some(read) => read,
+            None => read_one(&mut self.reader, &mut self.pending).await,
         };
-        Ok(match frame.message {
-            Incoming::Response { id, outcome } => match id
-                .as_i64()
-                .and_then(|n| self.pending.remove(&n).map(|p| (n, p)))
-            {
-                Some((id, pending)) => {
-                    match &outcome {
-                        Ok(_) => tracing::debug!(id, method = pending.method, "response"),
-                        Err(e) => {
-                            tracing::debug!(id, method = pending.method, code = e.code, "error response: {}", e.message)
-                        }
-                    }
-                    self.answers.insert(id, outcome);
-                    Received::Answer { id }
-                }
-                None => Received::Stray(frame.line),
-            },
-            Incoming::Call(call) => Received::Call { call, line: frame.line },
+        Ok(match read? {
+            Read::Answer(id, outcome) => {
+                self.answers.insert(id, outcome);
+                Received::Answer { id }
+            }
+            Read::Other(received) => received,
         })
     }
 
@@ -169,9 +187,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         self.pending.values().find(|p| p.deadline.is_some_and(|d| d <= now)).map(|p| p.method)
     }
 
-    /// Whether a whole line is already read and waiting (reading it costs no I/O).
+    /// Whether a whole message is already read and waiting (reading it costs no I/O).
     pub fn has_buffered_line(&self) -> bool {
-        self.reader.has_buffered_line()
+        !self.backlog.is_empty() || self.reader.has_buffered_line()
     }
 
     /// Closes the server's stdin (`codex app-server` exits on EOF).
@@ -180,4 +198,37 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             writer.close().await;
         }
     }
+}
+
+/// After this, the server sends nothing more that could be read.
+fn ends_reading(read: &Result<Read, FrameError>) -> bool {
+    matches!(read, Ok(Read::Other(Received::Eof)) | Err(_))
+}
+
+/// Reads one message; an answer's request stops waiting (no deadline can pass for it any more).
+/// Cancel-safe.
+async fn read_one<R: AsyncRead + Unpin>(
+    reader: &mut FrameReader<R>,
+    pending: &mut HashMap<i64, Pending>,
+) -> Result<Read, FrameError> {
+    let frame = match reader.next().await? {
+        ReadItem::Frame(frame) => frame,
+        ReadItem::Preamble(line) => return Ok(Read::Other(Received::Preamble(line))),
+        ReadItem::Eof => return Ok(Read::Other(Received::Eof)),
+    };
+    Ok(match frame.message {
+        Incoming::Response { id, outcome } => match id.as_i64().and_then(|n| pending.remove(&n).map(|p| (n, p))) {
+            Some((id, pending)) => {
+                match &outcome {
+                    Ok(_) => tracing::debug!(id, method = pending.method, "response"),
+                    Err(e) => {
+                        tracing::debug!(id, method = pending.method, code = e.code, "error response: {}", e.message)
+                    }
+                }
+                Read::Answer(id, outcome)
+            }
+            None => Read::Other(Received::Stray(frame.line)),
+        },
+        Incoming::Call(call) => Read::Other(Received::Call { call, line: frame.line }),
+    })
 }

@@ -1,6 +1,6 @@
 //! Calls around turns — who is logged in, which models there are, the stored threads — each
 //! one short-lived `codex app-server` child: started, ended and described as a turn's is
-//! ([`crate::server`]), over the same JSON-RPC connection ([`crate::rpc`]). In between, the
+//! ([`crate::app_server`]), speaking over the same exchange ([`crate::exchange`]): the
 //! handshake and the call's request(s), each with its deadline, while an abort or the server's
 //! end stops everything at once. Nothing the server asks for is granted. `drive` is generic
 //! over the connection and the process, so `cargo test` plays the server.
@@ -10,99 +10,148 @@ mod script;
 
 pub use options::{parse, Call, CallOptions};
 
-use crate::control::Control;
-use crate::failure::Failure;
+use crate::app_server::{self, NotStarted, Started};
+use crate::cancel::Cancel;
+use crate::exchange::{Exchange, Input, Output, Stop};
+use crate::failure::{Code, Failure, FailureSource};
 use crate::process::{ServerProcess, Spec};
 use crate::rpc::Connection;
-use crate::server::{self, Leaving, NotStarted, Started};
 use crate::target::Resolved;
 use crate::transport::FrameReader;
-use script::{Link, Stop};
-use serde_json::{json, Value};
-use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite};
+use serde_json::Value;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
 use tracing::field::Empty;
 use tracing::Instrument;
 
-/// How a call ended.
-#[derive(Debug, PartialEq)]
-pub enum Outcome {
-    /// What the call resolves with.
-    Answered(Value),
-    Failed(Failure),
-    /// Aborted: nothing is left of the child.
-    Cancelled,
+/// How a call ended: what it resolves with, or why not (`CANCELLED` when it was aborted;
+/// nothing is left of the child either way).
+pub type Outcome = Result<Value, Failure>;
+
+/// A running call, as its caller holds it.
+pub struct Running {
+    cancel: Arc<Cancel>,
+    outcome: Mutex<Option<oneshot::Receiver<String>>>,
 }
 
-impl Outcome {
-    /// The JSON text JavaScript reads: `{"ok": …}`, `{"failure": …}` or `{"cancelled": true}`.
-    pub fn to_json(&self) -> String {
-        match self {
-            Outcome::Answered(value) => json!({ "ok": value }),
-            Outcome::Failed(failure) => json!({ "failure": failure }),
-            Outcome::Cancelled => json!({ "cancelled": true }),
-        }
-        .to_string()
+impl Running {
+    /// Ends the child at once (a call has nothing to interrupt politely); its outcome then
+    /// says `CANCELLED`. Idempotent.
+    pub fn abort(&self) {
+        self.cancel.request_kill();
+    }
+
+    pub fn cancel(&self) -> &Arc<Cancel> {
+        &self.cancel
+    }
+
+    /// How the call went, once its child is gone: the JSON text of its envelope
+    /// ([`crate::envelope`]). Once per call.
+    pub async fn outcome(&self) -> String {
+        let waiting = self.outcome.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let answered = match waiting {
+            Some(waiting) => waiting.await.ok(),
+            None => None,
+        };
+        answered.unwrap_or_else(|| {
+            let failure =
+                Failure::new(FailureSource::Internal, Code::InternalError, "the call's outcome was already taken");
+            crate::envelope::to_json::<()>(&Err(failure))
+        })
     }
 }
 
-/// Production entry: starts the child, plays the call, ends the child; then the outcome.
-pub async fn run(options: CallOptions, control: Arc<Control>) -> Outcome {
+/// The call, ready to run: its handle, and the work to spawn on the runtime (it settles the
+/// handle's outcome however it ends, a defect included). `aborted`: nothing is started.
+pub fn start(options: CallOptions, aborted: bool) -> (Running, impl Future<Output = ()> + Send + 'static) {
+    start_with(options, aborted, run)
+}
+
+/// [`start`] with the runner given (a test's can fail as production's must not).
+fn start_with<F, Fut>(
+    options: CallOptions,
+    aborted: bool,
+    runner: F,
+) -> (Running, impl Future<Output = ()> + Send + 'static)
+where
+    F: FnOnce(CallOptions, Arc<Cancel>) -> Fut + Send + 'static,
+    Fut: Future<Output = Outcome> + Send + 'static,
+{
+    let cancel = Arc::new(Cancel::new());
+    if aborted {
+        cancel.request_kill();
+    }
+    let (settle, outcome) = oneshot::channel();
+    let work = {
+        let cancel = cancel.clone();
+        async move {
+            let outcome = crate::supervise::catching(runner(options, cancel)).await.and_then(|outcome| outcome);
+            let _ = settle.send(crate::envelope::to_json(&outcome));
+        }
+    };
+    (Running { cancel, outcome: Mutex::new(Some(outcome)) }, work)
+}
+
+/// Starts the child, plays the call, ends the child; then the outcome.
+pub async fn run(options: CallOptions, cancel: Arc<Cancel>) -> Outcome {
     let span = tracing::info_span!("call", call = options.call.name(), pid = Empty);
     async move {
-        let outcome = start_and_drive(&options, &control).await;
-        let code = match &outcome {
-            Outcome::Failed(failure) => Some(failure.code.as_str()),
-            _ => None,
-        };
-        tracing::info!(cancelled = outcome == Outcome::Cancelled, code, "call ended");
+        let outcome = start_and_drive(&options, &cancel).await;
+        let code = outcome.as_ref().err().map(|failure| failure.code.as_str());
+        tracing::info!(code, "call ended");
         outcome
     }
     .instrument(span)
     .await
 }
 
-async fn start_and_drive(options: &CallOptions, control: &Control) -> Outcome {
+async fn start_and_drive(options: &CallOptions, cancel: &Cancel) -> Outcome {
     let prepare = |resolved: Resolved| async move {
         let mut spec: Spec = resolved.launch.spec(["app-server"]);
         spec.stdin = true;
         Ok::<_, Failure>(spec)
     };
-    let mut child = match server::start(&options.target, control, prepare, None).await {
+    let mut child = match app_server::start(&options.target, cancel, prepare, None).await {
         Ok(Started { child, .. }) => child,
-        Err(NotStarted::Aborted) => return Outcome::Cancelled,
-        Err(NotStarted::Failed(failure)) => return Outcome::Failed(failure),
+        Err(NotStarted::Aborted) => return Err(cancelled(&options.call)),
+        Err(NotStarted::Failed(failure)) => return Err(failure),
     };
     let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
-    drive(stdout, stdin, child, options, control).await
+    drive(stdout, stdin, child, options, cancel).await
 }
 
 /// Plays one call over an established connection and ends the process before it answers.
-pub async fn drive<R, W, P>(reader: R, writer: W, mut process: P, options: &CallOptions, control: &Control) -> Outcome
-where
-    R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send,
-    P: ServerProcess,
-{
+pub async fn drive<R: Input, W: Output, P: ServerProcess>(
+    reader: R,
+    writer: W,
+    mut process: P,
+    options: &CallOptions,
+    cancel: &Cancel,
+) -> Outcome {
     let conn = Connection::new(FrameReader::new(reader), writer);
-    let mut link = Link::new(conn, control, options.request_timeout);
-    let played = script::play(&mut link, options).await;
-    let leaving = match &played {
-        Err(Stop::Eof(_)) => Leaving::Eof,
-        Err(Stop::Cancelled) => Leaving::Kill,
-        _ => Leaving::Done,
-    };
-    let gone = server::end(&mut process, link.close(), leaving, control).await;
+    let mut exchange = Exchange::new(conn, cancel, options.request_timeout);
+    let played = script::play(&mut exchange, options).await;
+    let leaving = played.as_ref().err().map_or(app_server::Leaving::Done, Stop::leaving);
+    let gone = app_server::end(&mut process, exchange.close(), leaving, cancel).await;
     match played {
         // An abort while the child was being ended still wins: the caller is not waiting any more.
-        Ok(_) if control.abort_requested() => Outcome::Cancelled,
-        Ok(value) => Outcome::Answered(value),
-        Err(Stop::Cancelled) => Outcome::Cancelled,
-        Err(Stop::Eof(method)) => {
-            Outcome::Failed(server::exited(&format!("it answered {method}"), &gone, process.stderr_tail()))
+        Ok(_) if cancel.abort_requested() => Err(cancelled(&options.call)),
+        Ok(value) => Ok(value),
+        Err(Stop::Cancelled | Stop::Done) => Err(cancelled(&options.call)),
+        Err(Stop::Eof { waiting }) => {
+            let before = format!("it answered {}", waiting.unwrap_or("the call"));
+            Err(app_server::exited(&before, &gone, process.stderr_tail()))
         }
-        Err(Stop::Failed(failure)) => Outcome::Failed(server::with_stderr_tail(failure, || process.stderr_tail())),
+        Err(Stop::Failed(failure)) => Err(app_server::with_stderr_tail(failure, || process.stderr_tail())),
     }
+}
+
+/// What a call that was aborted rejects with; JavaScript adds the abort's reason as `cause`.
+fn cancelled(call: &Call) -> Failure {
+    let name = call.name();
+    Failure::new(FailureSource::Jsonrpc, Code::Cancelled, format!("{name} was cancelled"))
+        .with_detail(serde_json::json!({"call": name}))
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
 //! Calls driven through in-memory pipes by a scripted peer (the turn's): no processes.
 
 use super::{drive, parse, Outcome};
-use crate::control::Control;
 use crate::failure::Code;
 use crate::process::End;
 use crate::stream::EventStream;
+use crate::turn::tests::Control;
 use crate::turn::tests::{finished, wiring, Peer, Wiring};
 use serde_json::{json, Value};
 use std::future::Future;
@@ -21,14 +21,14 @@ struct Called {
 impl Called {
     fn answer(&self) -> &Value {
         match &self.outcome {
-            Outcome::Answered(value) => value,
+            Ok(value) => value,
             other => panic!("not answered: {other:?}"),
         }
     }
 
     fn failure(&self) -> Value {
         match &self.outcome {
-            Outcome::Failed(failure) => serde_json::to_value(failure).unwrap(),
+            Err(failure) => serde_json::to_value(failure).unwrap(),
             other => panic!("not failed: {other:?}"),
         }
     }
@@ -47,9 +47,10 @@ where
         wiring(Arc::new(EventStream::new()), control.clone());
     let options = parse(name, thread.map(str::to_string), Some(&options.to_string())).unwrap();
     let script = tokio::spawn(script(peer));
-    let outcome = tokio::time::timeout(Duration::from_secs(10), drive(reader, writer, process, &options, &control))
-        .await
-        .expect("the call ended");
+    let outcome =
+        tokio::time::timeout(Duration::from_secs(10), drive(reader, writer, process, &options, &control.cancel))
+            .await
+            .expect("the call ended");
     finished(script).await;
     let received = received.lock().unwrap().clone();
     let ended = *ended.lock().unwrap();
@@ -176,7 +177,7 @@ async fn list_models_with_hidden_ones_asks_for_them() {
 async fn an_endless_model_list_is_cut_off() {
     let c = call("listModels", None, json!({}), |mut p| async move {
         hello(&mut p).await;
-        for page in 0..super::script::MAX_PAGES {
+        for page in 0..crate::exchange::MAX_PAGES {
             answer(&mut p, "model/list", json!({"data": [], "nextCursor": page.to_string()})).await;
         }
         p.until_stdin_closed().await;
@@ -251,7 +252,7 @@ async fn a_server_error_is_request_failed_with_its_message_verbatim() {
     assert_eq!(
         c.failure(),
         json!({"source": "jsonrpc", "code": "REQUEST_FAILED", "message": "no rollout found for thread id nope",
-               "detail": {"method": "thread/read", "code": -32600, "data": {"x": 1}}})
+               "detail": {"method": "thread/read", "code": -32600, "data": {"x": 1}}, "retryable": false})
     );
 }
 
@@ -289,7 +290,7 @@ async fn an_abort_ends_the_call_at_once() {
         p.until_stdin_closed().await;
     })
     .await;
-    assert_eq!(c.outcome, Outcome::Cancelled);
+    assert_cancelled(&c.outcome);
     assert_eq!(c.ended, Some(End::Kill));
     assert!(c.sent("account/rateLimits/read").is_empty());
     // An abort while the child is being ended, after the answer, still cancels.
@@ -300,7 +301,7 @@ async fn an_abort_ends_the_call_at_once() {
         p.until_stdin_closed().await;
     })
     .await;
-    assert_eq!(c.outcome, Outcome::Cancelled);
+    assert_cancelled(&c.outcome);
 }
 
 #[tokio::test]
@@ -339,5 +340,43 @@ async fn an_aborted_call_starts_nothing() {
     let control = Control::new();
     control.request_abort();
     let options = parse("readAccount", None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
-    assert_eq!(super::start_and_drive(&options, &control).await, Outcome::Cancelled);
+    assert_cancelled(&super::start_and_drive(&options, &control.cancel).await);
+}
+
+/// A cancelled call: `CANCELLED`, naming the call.
+fn assert_cancelled(outcome: &Outcome) {
+    let failure = outcome.as_ref().expect_err("cancelled");
+    assert_eq!(failure.code, crate::failure::Code::Cancelled, "{failure:?}");
+    assert!(failure.message.ends_with("was cancelled"), "{failure:?}");
+}
+
+#[tokio::test]
+async fn a_defect_in_a_call_still_settles_its_outcome() {
+    let options = parse("readAccount", None, None).unwrap();
+    let (running, work) = super::start_with(options, false, |_, _| async { panic!("defect in a call") });
+    work.await;
+    let outcome: Value = serde_json::from_str(&running.outcome().await).unwrap();
+    assert_eq!(outcome["failure"]["code"], "INTERNAL_ERROR", "{outcome}");
+    assert_eq!(outcome["failure"]["source"], "internal", "{outcome}");
+    assert_eq!(outcome["failure"]["message"], "defect in a call", "{outcome}");
+    // Asked again: said plainly, not a hang.
+    let again: Value = serde_json::from_str(&running.outcome().await).unwrap();
+    assert_eq!(again["failure"]["message"], "the call's outcome was already taken");
+}
+
+#[tokio::test]
+async fn a_method_this_codex_lacks_is_method_unsupported() {
+    let c = call("readThread", Some("t"), json!({}), |mut p| async move {
+        hello(&mut p).await;
+        let read = p.expect("thread/read").await;
+        let message = "Invalid request: unknown variant `thread/read`, expected one of `initialize`, `thread/start`";
+        p.send(json!({"id": read["id"], "error": {"code": -32600, "message": message}})).await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let failure = c.failure();
+    assert_eq!(failure["code"], "METHOD_UNSUPPORTED", "{failure}");
+    assert_eq!(failure["detail"]["method"], "thread/read");
+    assert_eq!(failure["detail"]["codexVersion"], "0.171.0");
+    assert!(failure["message"].as_str().unwrap().starts_with("Invalid request: unknown variant `thread/read`"));
 }

@@ -937,8 +937,9 @@ mod tests {
                 options.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             }
             let options = crate::options::parse(&options.to_string()).unwrap();
-            let stream = std::sync::Arc::new(crate::stream::EventStream::new());
-            crate::turn::run(options, stream.clone(), Default::default()).await;
+            let (turn, work) = crate::turn::start(options, false);
+            work.await;
+            let stream = turn.stream;
             let mut events = Vec::new();
             while let Some(batch) = stream.next_batch().await {
                 events.extend(crate::batch::decode(&batch).unwrap());
@@ -955,9 +956,9 @@ mod tests {
         // The control: switched off, the same stand-in does start (and fails as it should).
         let _using = testing::using(Located::Off);
         let options = json!({"prompt": "hi", "cwd": dir, "codexPath": codex});
-        let stream = std::sync::Arc::new(crate::stream::EventStream::new());
-        crate::turn::run(crate::options::parse(&options.to_string()).unwrap(), stream.clone(), Default::default())
-            .await;
+        let (turn, work) = crate::turn::start(crate::options::parse(&options.to_string()).unwrap(), false);
+        work.await;
+        let stream = turn.stream;
         let mut events = Vec::new();
         while let Some(batch) = stream.next_batch().await {
             events.extend(crate::batch::decode(&batch).unwrap());

@@ -18,6 +18,9 @@ pub use requests::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// JSON-RPC "method not found": what a method nobody handles is answered with.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+
 /// JSON-RPC error object, as sent by the server or by us.
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 pub struct RpcError {

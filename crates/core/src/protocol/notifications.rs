@@ -106,13 +106,14 @@ pub struct TokenBreakdown {
 }
 
 impl From<TokenBreakdown> for crate::events::Usage {
+    /// A count below zero is no count: it reads as 0 rather than taking from a total.
     fn from(b: TokenBreakdown) -> Self {
         crate::events::Usage {
-            input: b.input_tokens,
-            cache_read: b.cached_input_tokens,
-            output: b.output_tokens,
-            reasoning: b.reasoning_output_tokens,
-            total: b.total_tokens,
+            input: b.input_tokens.max(0),
+            cache_read: b.cached_input_tokens.max(0),
+            output: b.output_tokens.max(0),
+            reasoning: b.reasoning_output_tokens.max(0),
+            total: b.total_tokens.max(0),
         }
     }
 }

@@ -66,6 +66,15 @@ pub enum SandboxPolicy {
 #[serde(rename_all = "camelCase")]
 pub struct Initialize {
     client_info: ClientInfo,
+    /// Only when a request needs the experimental surface (plan mode's `collaborationMode`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capabilities: Option<Capabilities>,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct Capabilities {
+    experimental_api: bool,
 }
 
 #[derive(Serialize, Debug)]
@@ -78,7 +87,16 @@ struct ClientInfo {
 impl Initialize {
     /// This package, as it introduces itself.
     pub fn ours() -> Initialize {
-        Initialize { client_info: ClientInfo { name: CLIENT_NAME, title: None, version: CLIENT_VERSION } }
+        Initialize {
+            client_info: ClientInfo { name: CLIENT_NAME, title: None, version: CLIENT_VERSION },
+            capabilities: None,
+        }
+    }
+
+    /// [`Initialize::ours`], asking for the experimental API when `experimental`.
+    pub fn with_experimental_api(mut self, experimental: bool) -> Initialize {
+        self.capabilities = experimental.then_some(Capabilities { experimental_api: true });
+        self
     }
 }
 

@@ -1,15 +1,13 @@
 //! How a turn's outcome becomes its terminal event, and the failures of the requests on the way.
 
 use super::state::TurnState;
+use crate::app_server::{self, Gone};
 use crate::events::{Cancellation, Status, Terminal};
+use crate::exchange::Stop;
 use crate::failure::{Code, Failure, FailureSource};
 use crate::isolation;
 use crate::protocol::CompletedTurn;
-use crate::server::{self, Gone};
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
-
-pub(super) use crate::server::{request_timeout, rpc_failure};
 
 /// Why the run stopped.
 pub(super) enum Ending {
@@ -53,9 +51,9 @@ pub(super) fn terminal(ending: Ending, state: &TurnState, abort_seen: bool, exit
             terminal.cancellation = Some(Cancellation::Killed);
         }
         Ending::Eof => {
-            terminal.failure = Some(server::exited("the turn completed", &exit.gone, (exit.stderr_tail)()));
+            terminal.failure = Some(app_server::exited("the turn completed", &exit.gone, (exit.stderr_tail)()));
         }
-        Ending::Failed(failure) => terminal.failure = Some(server::with_stderr_tail(failure, exit.stderr_tail)),
+        Ending::Failed(failure) => terminal.failure = Some(app_server::with_stderr_tail(failure, exit.stderr_tail)),
     }
     terminal
 }
@@ -96,11 +94,15 @@ pub(super) fn completed(state: &TurnState, structured: bool, completed: &Complet
                 Some(e) => e.message.clone(),
                 None => format!("the turn ended with status {status}"),
             };
-            terminal.failure = Some(Failure::new(FailureSource::Turn, Code::TurnFailed, message).with_detail(json!({
-                "status": status,
-                "codexErrorInfo": error.map(|e| e.codex_error_info.clone()).unwrap_or(Value::Null),
-                "additionalDetails": error.map(|e| e.additional_details.clone()).unwrap_or(Value::Null),
-            })));
+            let codex_error_info = error.map(|e| e.codex_error_info.clone()).unwrap_or(Value::Null);
+            let failure = Failure::new(FailureSource::Turn, Code::TurnFailed, message)
+                .with_codex_error_info(&codex_error_info)
+                .with_detail(json!({
+                    "status": status,
+                    "codexErrorInfo": codex_error_info,
+                    "additionalDetails": error.map(|e| e.additional_details.clone()).unwrap_or(Value::Null),
+                }));
+            terminal.failure = Some(failure);
         }
     }
     terminal
@@ -108,22 +110,17 @@ pub(super) fn completed(state: &TurnState, structured: bool, completed: &Complet
 
 /// In a read-only turn, an error or an unexpected answer while checking the isolation means
 /// it is not confirmed: the turn is never started.
-pub(super) fn isolation_doubt(ending: Ending) -> Ending {
-    match ending {
-        Ending::Failed(failure)
+pub(super) fn isolation_doubt(stop: Stop) -> Stop {
+    match stop {
+        Stop::Failed(failure)
             if failure.source == FailureSource::Jsonrpc && failure.code != Code::IsolationNotConfirmed =>
         {
             let report = json!({"code": failure.code, "message": failure.message, "detail": failure.detail});
-            Ending::Failed(isolation::not_confirmed(
+            Stop::Failed(isolation::not_confirmed(
                 format!("the isolation could not be confirmed: {}", failure.message),
                 report,
             ))
         }
         other => other,
     }
-}
-
-/// A result in the shape the protocol promises, or `UNEXPECTED_RESPONSE`.
-pub(super) fn parse_result<T: serde::de::DeserializeOwned>(method: &'static str, raw: &RawValue) -> Result<T, Ending> {
-    server::parse_result(method, raw).map_err(Ending::Failed)
 }

@@ -2,67 +2,135 @@
 //!
 //! `drive` is generic over the byte streams and the process, so the same runner is driven by
 //! a scripted peer in `cargo test` and by the real `codex app-server` child in production. Its
-//! parts: the JSON-RPC connection ([`crate::rpc`]), the turn's script ([`script`]), the state
-//! machine that routes notifications ([`state`]), the reply policy for server requests
-//! ([`policy`]), and the ending ([`ending`]): how an outcome becomes the terminal event.
+//! parts: the exchange every run speaks through ([`crate::exchange`]), the turn's session on it
+//! ([`session`]), the state machine that routes notifications ([`state`]), the reply policy
+//! for server requests ([`policy`]), what the caller gives a running turn ([`controls`]), and
+//! the ending ([`ending`]): how an outcome becomes the terminal event.
 
+mod controls;
 mod ending;
 pub mod policy;
-mod script;
+mod session;
 pub mod state;
 
-use crate::control::{Caller, Control, Readiness};
+pub use controls::{steer_outcome, Controls, Readiness, Steer};
+
+use crate::app_server::{self, NotStarted, Started};
+use crate::cancel::Cancel;
 use crate::events::{DiagnosticSource, HarnessEvent, Terminal};
+use crate::exchange::{Exchange, Input, Output};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::{Access, TurnOptions};
 use crate::process::stderr::LineSink;
 use crate::process::{ServerProcess, Spec};
 use crate::rpc::Connection;
-use crate::server::{self, Leaving, NotStarted, Started};
 use crate::stream::EventStream;
 use crate::target::Resolved;
 use crate::transport::FrameReader;
 use ending::Ending;
 use serde_json::json;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::field::Empty;
 use tracing::Instrument;
 
 /// stderr lines forwarded as `diagnostic` events; later lines only reach the tail and logs.
 pub const MAX_STDERR_EVENTS: usize = 200;
 
+/// A running turn, as its caller holds it: its events, its cancellation, and its controls.
+#[derive(Clone)]
+pub struct Handle {
+    pub stream: Arc<EventStream>,
+    pub cancel: Arc<Cancel>,
+    pub controls: Arc<Controls>,
+}
+
+/// The turn, ready to run: its handle, and the work to spawn on the runtime. However the work
+/// ends — a defect included — the turn's end-of-turn duties are done once: steers answered,
+/// readiness told, the one terminal event queued. `aborted`: the caller's signal was aborted
+/// already, so nothing is started.
+pub fn start(options: TurnOptions, aborted: bool) -> (Handle, impl Future<Output = ()> + Send + 'static) {
+    start_with(options, aborted, |options, handle, key| async move {
+        start_and_drive(&options, &handle.stream, &handle.cancel, &handle.controls, &key).await
+    })
+}
+
+/// [`start`] with the runner given (a test's can fail as production's must not).
+fn start_with<F, Fut>(
+    options: TurnOptions,
+    aborted: bool,
+    runner: F,
+) -> (Handle, impl Future<Output = ()> + Send + 'static)
+where
+    F: FnOnce(TurnOptions, Handle, String) -> Fut + Send + 'static,
+    Fut: Future<Output = Terminal> + Send + 'static,
+{
+    let handle = Handle {
+        stream: Arc::new(EventStream::new()),
+        cancel: Arc::new(Cancel::new()),
+        controls: Arc::new(Controls::new()),
+    };
+    if aborted {
+        handle.cancel.request_abort();
+    }
+    let running = handle.clone();
+    let work = async move {
+        let key = turn_key();
+        let span = tracing::info_span!("turn", turnKey = %key, pid = Empty, threadId = Empty, turnId = Empty);
+        let runner = runner(options, running.clone(), key).instrument(span.clone());
+        let terminal = crate::supervise::catching(runner).await.unwrap_or_else(Terminal::failed);
+        span.in_scope(|| finish(&running, terminal));
+    };
+    (handle, work)
+}
+
+/// The end of every turn, however it ended (a spawn failure, an early abort, a defect
+/// included): steers answered "ended", the preparation told, the terminal queued.
+fn finish(handle: &Handle, terminal: Terminal) {
+    handle.controls.end_steering();
+    // A preparation that ended before it was ready: the failure its terminal carries.
+    handle.controls.set_readiness(Readiness::Failed(terminal.failure.clone().unwrap_or_else(|| {
+        Failure::new(
+            FailureSource::Turn,
+            Code::Cancelled,
+            "the prepared turn was disposed or aborted before it was ready",
+        )
+    })));
+    // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
+    let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
+    let code = terminal.failure.as_ref().map(|f| f.code.as_str());
+    tracing::info!(status = status.as_str(), cancellation = cancellation.as_str(), code, "turn ended");
+    handle.stream.finish(terminal);
+}
+
 /// Runs one turn over an established connection and ends the process. Returns the terminal
 /// event; the caller queues it.
-pub async fn drive<R, W, P>(
+pub async fn drive<R: Input, W: Output, P: ServerProcess>(
     reader: R,
     writer: W,
     mut process: P,
     options: &TurnOptions,
     codex_path: &str,
     turn_key: &str,
-    caller: Caller<'_>,
-) -> Terminal
-where
-    R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send,
-    P: ServerProcess,
-{
+    (stream, cancel, controls): (&EventStream, &Cancel, &Controls),
+) -> Terminal {
     let conn = Connection::new(FrameReader::new(reader), writer);
-    let started = script::Started { turn_key, pid: process.pid(), codex_path };
-    let mut session = script::Session::new(conn, options, caller, started);
-    let ending = session.run().await;
+    let mut exchange = Exchange::new(conn, cancel, options.request_timeout);
+    let started = session::Started { turn_key, pid: process.pid(), codex_path };
+    let mut session = session::Session::new(options, stream, controls);
+    let ending = session.run(&mut exchange, started).await;
 
     let leaving = match ending {
-        Ending::Eof => Leaving::Eof,
-        Ending::Kill => Leaving::Kill,
-        _ => Leaving::Done,
+        Ending::Eof => app_server::Leaving::Eof,
+        Ending::Kill => app_server::Leaving::Kill,
+        _ => app_server::Leaving::Done,
     };
-    let gone = server::end(&mut process, session.close(), leaving, caller.control).await;
+    let abort_seen = exchange.wire.abort_seen();
+    let gone = app_server::end(&mut process, exchange.close(), leaving, cancel).await;
     let stderr_tail = || process.stderr_tail();
     let exit = ending::Exit { gone, stderr_tail: &stderr_tail };
-    ending::terminal(ending, &session.state, session.abort_seen, exit)
+    ending::terminal(ending, &session.state, abort_seen, exit)
 }
 
 /// A short id of a turn, unique in this process: in its `started` event and in every log
@@ -72,38 +140,12 @@ fn turn_key() -> String {
     format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Production entry: finds and spawns `codex app-server`, drives the turn, queues the terminal.
-/// Everything it logs carries the turn's context (a span): its key, then the child's pid and
-/// the thread and turn ids once they are known.
-pub async fn run(options: TurnOptions, stream: Arc<EventStream>, control: Arc<Control>) {
-    let key = turn_key();
-    let span = tracing::info_span!("turn", turnKey = %key, pid = Empty, threadId = Empty, turnId = Empty);
-    async move {
-        let terminal = start_and_drive(&options, &stream, &control, &key).await;
-        // Also where the turn never reached its frame loop (a spawn failure, an early abort).
-        control.end_steering();
-        // A preparation that ended before it was ready: the failure its terminal carries.
-        control.set_readiness(Readiness::Failed(terminal.failure.clone().unwrap_or_else(|| {
-            Failure::new(
-                FailureSource::Turn,
-                Code::Cancelled,
-                "the prepared turn was disposed or aborted before it was ready",
-            )
-        })));
-        // In the words of the terminal event: `status="failed" code="PROCESS_EXITED"`.
-        let (status, cancellation) = (json!(terminal.status), json!(terminal.cancellation));
-        let code = terminal.failure.as_ref().map(|f| f.code.as_str());
-        tracing::info!(status = status.as_str(), cancellation = cancellation.as_str(), code, "turn ended");
-        stream.finish(terminal);
-    }
-    .instrument(span)
-    .await
-}
-
+/// Finds and spawns `codex app-server`, drives the turn; the terminal event.
 async fn start_and_drive(
     options: &TurnOptions,
     stream: &Arc<EventStream>,
-    control: &Control,
+    cancel: &Cancel,
+    controls: &Controls,
     turn_key: &str,
 ) -> Terminal {
     let forwarded = AtomicUsize::new(0);
@@ -115,13 +157,13 @@ async fn start_and_drive(
     });
     let prepare = |resolved| prepare_launch(options, resolved);
     let (mut child, codex_path, _guarded) =
-        match server::start(&options.target, control, prepare, Some(on_stderr)).await {
+        match app_server::start(&options.target, cancel, prepare, Some(on_stderr)).await {
             Ok(Started { child, codex_path, guarded }) => (child, codex_path, guarded),
             Err(NotStarted::Aborted) => return Terminal::killed_before_start(),
             Err(NotStarted::Failed(failure)) => return Terminal::failed(failure),
         };
     let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
-    drive(stdout, stdin, child, options, &codex_path, turn_key, Caller { events: stream, control }).await
+    drive(stdout, stdin, child, options, &codex_path, turn_key, (stream, cancel, controls)).await
 }
 
 /// The child to start: `app-server` with the arguments the options call for.

@@ -1,12 +1,10 @@
 //! How server-to-client requests are answered: at once, by table, never by a person.
 
 use crate::events::ReplyKind;
+use crate::exchange::refusal;
 use crate::options::Access;
 use crate::protocol::{method, RpcError};
 use serde_json::{json, Value};
-
-/// JSON-RPC "method not found": the answer to anything we do not grant.
-pub const METHOD_NOT_FOUND: i64 = -32601;
 
 /// Replies under full access. Everything not listed, and everything under read-only access,
 /// gets a JSON-RPC method error.
@@ -28,15 +26,6 @@ pub struct Answer {
     pub error: Option<RpcError>,
 }
 
-/// A JSON-RPC method error saying `message`: nothing is granted.
-pub fn refusal(message: String) -> Answer {
-    Answer {
-        kind: ReplyKind::MethodError,
-        result: None,
-        error: Some(RpcError { code: METHOD_NOT_FOUND, message, data: None }),
-    }
-}
-
 pub fn answer(method: &str, access: Access) -> Answer {
     let kind = match access {
         Access::Full => FULL_ACCESS.iter().find(|(m, _)| *m == method).map(|(_, k)| *k),
@@ -54,7 +43,7 @@ pub fn answer(method: &str, access: Access) -> Answer {
                 Access::Full => format!("{method} is not supported by this client"),
                 Access::ReadOnly => format!("{method} refused: this turn is read-only and grants nothing"),
             };
-            return refusal(message);
+            return Answer { kind: ReplyKind::MethodError, result: None, error: Some(refusal(message)) };
         }
     };
     Answer { kind: kind.expect("matched above"), result: Some(result), error: None }
@@ -63,6 +52,7 @@ pub fn answer(method: &str, access: Access) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::METHOD_NOT_FOUND;
 
     #[test]
     fn full_access_table() {

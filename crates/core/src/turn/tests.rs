@@ -1,7 +1,7 @@
 //! The runner driven through in-memory pipes by a scripted peer: no processes.
 
-use super::drive;
-use crate::control::{Caller, Control};
+use super::{drive, Controls};
+use crate::cancel::Cancel;
 use crate::options;
 use crate::process::{End, ExitInfo, ServerProcess, EXIT_GRACE};
 use crate::stream::EventStream;
@@ -16,6 +16,35 @@ const THREAD: &str = "thr-1";
 const TURN: &str = "turn-1";
 /// The turn's working directory: absolute on this platform (the scripted server never looks at it).
 const CWD: &str = if cfg!(windows) { r"C:\work" } else { "/work" };
+
+/// The caller's side of a turn in these tests: its cancellation and its controls together.
+#[derive(Default)]
+pub(crate) struct Control {
+    pub cancel: Cancel,
+    pub controls: Controls,
+}
+
+impl Control {
+    pub(crate) fn new() -> Control {
+        Control::default()
+    }
+
+    pub(crate) fn request_abort(&self) {
+        self.cancel.request_abort();
+    }
+
+    pub(crate) fn request_kill(&self) {
+        self.cancel.request_kill();
+    }
+}
+
+impl std::ops::Deref for Control {
+    type Target = Controls;
+
+    fn deref(&self) -> &Controls {
+        &self.controls
+    }
+}
 
 /// Stands in for the child: records how it was ended.
 pub(crate) struct FakeProcess {
@@ -266,7 +295,7 @@ async fn drive_fake(
     stream: &EventStream,
     control: &Control,
 ) -> crate::events::Terminal {
-    let caller = Caller { events: stream, control };
+    let caller = (stream, &control.cancel, &control.controls);
     tokio::time::timeout(
         Duration::from_secs(10),
         drive(reader, writer, process, options, "/bin/fake-codex", "t-test", caller),
@@ -599,7 +628,8 @@ async fn turn_failure_keeps_the_provider_message() {
     assert_eq!(
         r.terminal["failure"],
         json!({"source": "turn", "code": "TURN_FAILED", "message": "Quota exceeded. Check your plan and billing details.",
-               "detail": {"status": "failed", "codexErrorInfo": "usageLimitExceeded", "additionalDetails": null}})
+               "detail": {"status": "failed", "codexErrorInfo": "usageLimitExceeded", "additionalDetails": null},
+               "retryable": false, "reason": "usageLimit"})
     );
 }
 
@@ -758,8 +788,8 @@ where
 
 #[tokio::test]
 async fn a_prepared_turn_waits_for_its_input_then_starts_it() {
-    use crate::control::Readiness;
     use crate::options::parse_start;
+    use crate::turn::Readiness;
     let r = run_prepared(json!({}), |mut p| async move {
         p.handshake().await;
         assert_eq!(p.control.readiness().await, Readiness::Ready { thread_id: THREAD.into() });
@@ -810,7 +840,7 @@ async fn request_errors_and_timeouts_are_jsonrpc_failures() {
     .await;
     assert_eq!(
         r.terminal["failure"],
-        json!({"source": "jsonrpc", "code": "REQUEST_FAILED", "message": "Invalid request: missing field `params`",
+        json!({"source": "jsonrpc", "code": "REQUEST_FAILED", "message": "Invalid request: missing field `params`", "retryable": false,
                "detail": {"method": "thread/start", "code": -32600, "data": null}})
     );
     assert_eq!(r.types(), vec!["started", "terminal"]);
@@ -1262,3 +1292,49 @@ async fn read_only_turn_with_a_config_naming_no_servers_disables_none() {
 }
 
 mod proptests;
+
+/// A defect inside the runner: the turn still ends with its one terminal, a waiting steer is
+/// answered "ended" and a prepared turn's readiness says why — done once, by the core.
+#[tokio::test]
+async fn a_defect_in_the_runner_still_ends_the_turn_once() {
+    let opts = options::parse_prepared(&json!({"cwd": CWD}).to_string()).unwrap();
+    let (handle, work) = super::start_with(opts, false, |_, _, _| async { panic!("defect in a turn") });
+    let steer = handle.controls.steer(vec![crate::user_input::InputItem::text("more")]);
+    work.await;
+    let steered = super::steer_outcome(steer.await).unwrap_err();
+    assert_eq!(steered.code, crate::failure::Code::TurnEnded);
+    match handle.controls.readiness().await {
+        super::Readiness::Failed(failure) => assert_eq!(failure.code, crate::failure::Code::InternalError),
+        other => panic!("{other:?}"),
+    }
+    let mut events = Vec::new();
+    while let Some(batch) = handle.stream.next_batch().await {
+        events.extend(crate::batch::decode(&batch).unwrap());
+    }
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["type"], "terminal");
+    assert_eq!(events[0]["failure"]["code"], "INTERNAL_ERROR");
+    assert_eq!(events[0]["failure"]["message"], "defect in a turn");
+}
+
+/// A request larger than the pipe, to a server that writes before it reads on (as a server that
+/// answers as it reads may): the client reads while its write waits, so neither waits for ever.
+#[tokio::test]
+async fn a_large_request_is_written_while_the_server_writes() {
+    let prompt = "x".repeat(1 << 20);
+    let r = run(json!({"prompt": prompt}), |mut p| async move {
+        p.handshake().await;
+        let pad = "y".repeat(1000);
+        for _ in 0..500 {
+            p.notify("thread/status/changed", json!({"threadId": THREAD, "status": {"type": "active"}, "pad": pad}))
+                .await;
+        }
+        let turn = p.start_turn().await;
+        assert_eq!(turn["params"]["input"][0]["text"].as_str().unwrap().len(), 1 << 20);
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed", "{}", r.terminal);
+    assert_eq!(r.of_type("native").len(), 500);
+}

@@ -3,8 +3,8 @@
 //! one terminal event, and ends the process. `PROPTEST_CASES` raises the number of cases for a
 //! long run (64 by default, to keep `cargo test` quick).
 
+use super::Control;
 use super::FakeProcess;
-use crate::control::Control;
 use crate::options;
 use crate::stream::EventStream;
 use crate::transport::{FrameError, FrameReader};

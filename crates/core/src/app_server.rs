@@ -1,15 +1,13 @@
 //! One `codex app-server` child, as a turn and a call around turns both have it: started
 //! under the host-death guard for a [`Target`] (discovery or `codexPath`, racing an abort),
-//! its stderr drained and logged, its requests' failures described, and ended — stdin closed,
-//! a moment to leave by itself, then its whole tree — before anyone is told how it went.
-//! What each says to the server in between is its own ([`crate::turn`], [`crate::call`]).
+//! its stderr drained and logged, and ended — stdin closed, a moment to leave by itself, then
+//! its whole tree — before anyone is told how it went, and how its end reads. What each says to
+//! the server in between goes through the exchange ([`crate::exchange`]).
 
-use crate::control::Control;
+use crate::cancel::Cancel;
 use crate::failure::{Code, Failure, FailureSource};
 use crate::process::{self, guard, Child, End, ExitInfo, ServerProcess, SpawnError, Spec};
-use crate::protocol::RpcError;
 use crate::target::{Resolved, Target};
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::time::Duration;
@@ -35,10 +33,10 @@ pub enum NotStarted {
 
 /// Starts `app-server` for `target`: `prepare` turns the resolved Codex into the child to
 /// spawn (its arguments, extra environment); `on_stderr` sees each stderr line after the log.
-/// Nothing is started without the guard, nor once `control` asks for an abort.
+/// Nothing is started without the guard, nor once `cancel` asks for an abort.
 pub async fn start<F, Fut>(
     target: &Target,
-    control: &Control,
+    cancel: &Cancel,
     prepare: F,
     on_stderr: Option<process::stderr::LineSink>,
 ) -> Result<Started, NotStarted>
@@ -46,7 +44,7 @@ where
     F: FnOnce(Resolved) -> Fut,
     Fut: Future<Output = Result<Spec, Failure>>,
 {
-    if control.abort_requested() {
+    if cancel.abort_requested() {
         // Aborted before it began (an already-aborted signal): nothing to start.
         return Err(NotStarted::Aborted);
     }
@@ -64,7 +62,7 @@ where
     };
     let prepared = tokio::select! {
         prepared = prepared => Some(prepared),
-        () = control.aborted() => None,
+        () = cancel.aborted() => None,
     };
     let Some(prepared) = prepared else {
         if let Some(discovery) = discovery {
@@ -122,19 +120,19 @@ pub struct Gone {
 }
 
 /// Ends the child and its tree: `close` closes its stdin (its [`process::Stdin`] notes what the
-/// child started just before the pipe closes), and a kill asked of `control` meanwhile cuts
+/// child started just before the pipe closes), and a kill asked of `cancel` meanwhile cuts
 /// every wait short.
 pub async fn end<P: ServerProcess>(
     process: &mut P,
     close: impl Future<Output = ()>,
     leaving: Leaving,
-    control: &Control,
+    cancel: &Cancel,
 ) -> Gone {
     close.await;
     let by_itself = match leaving {
         Leaving::Eof => tokio::select! {
             biased;
-            () = control.killed() => None,
+            () = cancel.killed() => None,
             exit = process.wait_exit(EOF_EXIT_WAIT) => exit,
         },
         _ => None,
@@ -143,7 +141,7 @@ pub async fn end<P: ServerProcess>(
         Leaving::Kill => process.end_tree(End::Kill).await,
         _ => tokio::select! {
             biased;
-            () = control.killed() => process.end_tree(End::Kill).await,
+            () = cancel.killed() => process.end_tree(End::Kill).await,
             exit = process.end_tree(End::Polite(process::EXIT_GRACE)) => exit,
         },
     };
@@ -173,30 +171,4 @@ pub fn with_stderr_tail(mut failure: Failure, stderr_tail: impl FnOnce() -> Vec<
         }
     }
     failure
-}
-
-/// A result in the shape the protocol promises, or `UNEXPECTED_RESPONSE`.
-pub fn parse_result<T: serde::de::DeserializeOwned>(method: &'static str, raw: &RawValue) -> Result<T, Failure> {
-    serde_json::from_str(raw.get()).map_err(|e| unexpected_result(method, e, raw.get()))
-}
-
-/// `UNEXPECTED_RESPONSE`: the result `text` of `method` is not what the protocol promises.
-pub fn unexpected_result(method: &'static str, why: impl std::fmt::Display, text: &str) -> Failure {
-    Failure::new(FailureSource::Jsonrpc, Code::UnexpectedResponse, format!("unexpected {method} result: {why}"))
-        .with_detail(json!({"method": method, "result": crate::transport::excerpt(text)}))
-}
-
-/// The server answered a request with an error: its message verbatim.
-pub fn rpc_failure(method: &'static str, error: RpcError) -> Failure {
-    Failure::new(FailureSource::Jsonrpc, Code::RequestFailed, error.message).with_detail(json!({
-        "method": method,
-        "code": error.code,
-        "data": error.data,
-    }))
-}
-
-pub fn request_timeout(method: &'static str, timeout: Duration) -> Failure {
-    let timeout = timeout.as_millis();
-    Failure::new(FailureSource::Jsonrpc, Code::RequestTimeout, format!("{method} got no response within {timeout} ms"))
-        .with_detail(json!({"method": method, "timeoutMs": timeout}))
 }

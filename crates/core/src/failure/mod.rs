@@ -1,4 +1,10 @@
-//! Why a turn failed: its source, a stable code, the provider's message verbatim, and detail.
+//! Why a turn or a call failed: its source, a stable code, the provider's message verbatim,
+//! detail, whether trying again can succeed, and — where Codex said why a model request failed
+//! — a reason a UI can tell apart ([`reason`]).
+
+mod reason;
+
+pub use reason::Reason;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -50,15 +56,26 @@ pub enum Code {
     // turn
     TurnFailed,
     StructuredOutputInvalid,
+    /// The running Codex does not have the method (too old, or it was removed).
+    MethodUnsupported,
     // internal
     InternalError,
     /// Never in a terminal event: what a prepared turn's `ready` says when it was disposed or
     /// aborted before it was ready (and what a cancelled call or utility call rejects with).
     Cancelled,
+    // Never in a terminal event: what the calls of a running turn or prepared turn reject with.
+    /// `runUtility`: the structured output does not match the caller's schema (checked in JavaScript).
+    StructuredOutputMismatch,
+    /// A steer the server refused (its error verbatim).
+    TurnNotSteerable,
+    /// A steer after the turn ended, or while it was ending: nothing was sent.
+    TurnEnded,
+    /// A prepared turn's `start()` called a second time.
+    AlreadyStarted,
 }
 
 impl Code {
-    pub const ALL: [Code; 25] = [
+    pub const ALL: [Code; 30] = [
         Code::CodexNotFound,
         Code::CodexNotExecutable,
         Code::CwdNotFound,
@@ -82,8 +99,13 @@ impl Code {
         Code::ProcessExited,
         Code::TurnFailed,
         Code::StructuredOutputInvalid,
+        Code::MethodUnsupported,
         Code::InternalError,
         Code::Cancelled,
+        Code::StructuredOutputMismatch,
+        Code::TurnNotSteerable,
+        Code::TurnEnded,
+        Code::AlreadyStarted,
     ];
 
     /// The code as the contract spells it (`CODEX_NOT_FOUND`).
@@ -112,8 +134,13 @@ impl Code {
             Code::ProcessExited => "PROCESS_EXITED",
             Code::TurnFailed => "TURN_FAILED",
             Code::StructuredOutputInvalid => "STRUCTURED_OUTPUT_INVALID",
+            Code::MethodUnsupported => "METHOD_UNSUPPORTED",
             Code::InternalError => "INTERNAL_ERROR",
             Code::Cancelled => "CANCELLED",
+            Code::StructuredOutputMismatch => "STRUCTURED_OUTPUT_MISMATCH",
+            Code::TurnNotSteerable => "TURN_NOT_STEERABLE",
+            Code::TurnEnded => "TURN_ENDED",
+            Code::AlreadyStarted => "ALREADY_STARTED",
         }
     }
 }
@@ -126,6 +153,7 @@ impl std::fmt::Display for Code {
 
 /// Why a turn failed. `code` is stable; `message` is the provider's text, verbatim.
 #[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct Failure {
     pub source: FailureSource,
     pub message: String,
@@ -133,15 +161,31 @@ pub struct Failure {
     /// `null` (and absent on the wire) when there is none.
     #[serde(skip_serializing_if = "Value::is_null")]
     pub detail: Value,
+    /// Trying the same again can succeed: a rate limit, an overloaded or failing server, a lost
+    /// connection, a deadline that passed.
+    pub retryable: bool,
+    /// Why Codex's model request failed, from its `codexErrorInfo`; absent where Codex said nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
 }
 
 impl Failure {
     pub fn new(source: FailureSource, code: Code, message: impl Into<String>) -> Self {
-        Failure { source, code, message: message.into(), detail: Value::Null }
+        let retryable = code == Code::RequestTimeout;
+        Failure { source, code, message: message.into(), detail: Value::Null, retryable, reason: None }
     }
 
     pub fn with_detail(mut self, detail: Value) -> Self {
         self.detail = detail;
+        self
+    }
+
+    /// The reason `codex_error_info` gives (a failed turn's, as Codex sent it), and whether it
+    /// is worth trying again.
+    pub fn with_codex_error_info(mut self, codex_error_info: &Value) -> Self {
+        let reason = Reason::of(codex_error_info);
+        self.retryable = reason.is_some_and(Reason::retryable);
+        self.reason = reason;
         self
     }
 }
@@ -166,18 +210,26 @@ mod tests {
         let failure = Failure::new(FailureSource::Spawn, Code::CodexNotFound, "no codex");
         assert_eq!(
             serde_json::to_value(&failure).unwrap(),
-            serde_json::json!({"source": "spawn", "message": "no codex", "code": "CODEX_NOT_FOUND"})
+            serde_json::json!({"source": "spawn", "message": "no codex", "code": "CODEX_NOT_FOUND", "retryable": false})
+        );
+        let timeout = Failure::new(FailureSource::Jsonrpc, Code::RequestTimeout, "late");
+        assert!(timeout.retryable);
+        let limited = Failure::new(FailureSource::Turn, Code::TurnFailed, "429")
+            .with_codex_error_info(&serde_json::json!({"responseTooManyFailedAttempts": {"httpStatusCode": 429}}));
+        assert_eq!(
+            serde_json::to_value(&limited).unwrap(),
+            serde_json::json!({"source": "turn", "message": "429", "code": "TURN_FAILED", "retryable": true, "reason": "rateLimited"})
         );
         assert_eq!(failure.to_string(), "CODEX_NOT_FOUND: no codex");
     }
 
     /// Codes that only the JavaScript layer reports: no native addon to report anything
-    /// (`native.js`), and `runUtility`'s own (`index.js`, beside `FailureCode` in `index.d.ts`).
+    /// (`native.js`), so no core could name it.
     const JS_ONLY: [&str; 1] = ["NATIVE_ADDON_UNAVAILABLE"];
 
     #[test]
     fn the_public_types_list_exactly_these_codes() {
-        let types = include_str!("../../../index.d.ts");
+        let types = include_str!("../../../../index.d.ts");
         let start = types.find("export type FailureCode =").expect("index.d.ts declares FailureCode");
         let union = &types[start..];
         let union = &union[..union.find("\n\n").unwrap_or(union.len())];
