@@ -57,10 +57,33 @@ export type FailureCode =
   // turn
   | 'TURN_FAILED'
   | 'STRUCTURED_OUTPUT_INVALID'
+  // a method the running Codex does not have (detail: method, codexVersion)
+  | 'METHOD_UNSUPPORTED'
   // internal
   | 'INTERNAL_ERROR'
   // never in a terminal: a prepared turn's `ready` when it was disposed first; a cancelled call
   | 'CANCELLED'
+  // never in a terminal: runUtility's output that does not match its schema; a steer's refusal
+  // or a steer after the end; a prepared turn started twice
+  | 'STRUCTURED_OUTPUT_MISMATCH'
+  | 'TURN_NOT_STEERABLE'
+  | 'TURN_ENDED'
+  | 'ALREADY_STARTED'
+
+/**
+ * Why Codex's model request failed, from the `codexErrorInfo` Codex sent (a UI tells these
+ * apart: "log in again", "usage limit reached", "try again later", …).
+ */
+export type FailureReason =
+  | 'unauthorized'
+  | 'usageLimit'
+  | 'rateLimited'
+  | 'overloaded'
+  | 'serverError'
+  | 'contextWindowExceeded'
+  | 'connection'
+  | 'badRequest'
+  | 'other'
 
 export interface Failure {
   source: FailureSource
@@ -69,6 +92,25 @@ export interface Failure {
   /** Stable machine code. */
   code: FailureCode
   detail?: unknown
+  /** Trying the same again can succeed: a rate limit, an overloaded or failing server, a lost connection, a deadline. */
+  retryable: boolean
+  /** Why the model request failed, where Codex said (`codexErrorInfo`); absent otherwise. */
+  reason?: FailureReason
+}
+
+/**
+ * The one error family: every promise of the package rejects at run time with a CodexError
+ * (bad options are a TypeError naming the option). Its fields are a terminal failure's.
+ */
+export class CodexError extends Error {
+  readonly source: FailureSource
+  readonly code: FailureCode
+  /** As a terminal failure's: the JSON-RPC `{method, code, data}`, the exit and stderr tail, `codexErrorInfo`… */
+  readonly detail: unknown
+  readonly retryable: boolean
+  readonly reason?: FailureReason
+  /** For `CANCELLED`: the abort reason (the signal's `reason`, or `abort(reason)`'s), as given. */
+  readonly cause?: unknown
 }
 
 export interface TerminalEvent {
@@ -210,18 +252,14 @@ export interface Turn extends AsyncIterable<HarnessEvent> {
    * Resolves once the server took it; rejects with a `SteerError`: `TURN_NOT_STEERABLE` (the
    * server refused, e.g. a review or compaction turn; its message verbatim, the JSON-RPC error
    * in `detail`) or `TURN_ENDED` (the turn completed, failed, was aborted or is being ended:
-   * nothing was sent). A steer never changes the turn's outcome. Throws a TypeError naming the
+   * nothing was sent). A steer never changes the turn's outcome. Rejects with a TypeError naming the
    * item for invalid input.
    */
   steer(input: string | InputItem[]): Promise<void>
 }
 
-/** What `Turn.steer` rejects with. */
-export class SteerError extends Error {
-  readonly code: 'TURN_NOT_STEERABLE' | 'TURN_ENDED'
-  /** For `TURN_NOT_STEERABLE`: the server's JSON-RPC error `{code, message, data}`. */
-  readonly detail?: unknown
-}
+/** What `Turn.steer` rejects with: `TURN_NOT_STEERABLE` (`detail`: the server's JSON-RPC error `{code, message, data}`) or `TURN_ENDED`. */
+export class SteerError extends CodexError {}
 
 export function runTurn(options: RunTurnOptions): Turn
 
@@ -247,7 +285,7 @@ export interface PreparedTurn {
    * Sends `turn/start` at once if the thread is ready, else as soon as it is, and returns the
    * Turn: it yields every event from `started` on (the preparation's first) and one terminal;
    * a preparation that failed gives a Turn whose terminal carries that failure, a disposed one
-   * a cancelled Turn. A second call throws. Invalid input is a TypeError naming the field.
+   * a cancelled Turn. A second call throws a CodexError `ALREADY_STARTED`. Invalid input is a TypeError naming the field.
    */
   start(input: TurnStartInput): Turn
   /** Before `start`: ends the child at once (`reason` becomes the Turn's `abortReason`). After: nothing (abort the Turn). */
@@ -346,15 +384,12 @@ export interface Discovery {
 /** Finds the user's Codex CLI. Rejects only with a TypeError for invalid options. */
 export function discoverCodex(options?: DiscoverOptions): Promise<Discovery>
 
-/** What `runUtility` rejects with: the terminal failure (or `CANCELLED`), kept whole in `terminal`. */
-export class UtilityError extends Error {
-  readonly source: FailureSource
-  /** The terminal failure's code, or `runUtility`'s own: `STRUCTURED_OUTPUT_MISMATCH`, `CANCELLED`. */
-  readonly code: FailureCode | 'STRUCTURED_OUTPUT_MISMATCH' | 'CANCELLED'
-  readonly detail: unknown
+/**
+ * What `runUtility` rejects with: the terminal failure, or its own `STRUCTURED_OUTPUT_MISMATCH`
+ * or `CANCELLED` (the abort reason as `cause`); the terminal event kept whole in `terminal`.
+ */
+export class UtilityError extends CodexError {
   readonly terminal: TerminalEvent
-  /** For `CANCELLED`: the abort reason (the signal's `reason`), as Node's own APIs give it. */
-  readonly cause?: unknown
 }
 
 /**
@@ -410,16 +445,12 @@ export interface CallOptions {
   requestTimeoutMs?: number
 }
 
-/** What the calls reject with: a terminal failure's source, code and verbatim message, or `CANCELLED`. */
-export class CallError extends Error {
-  /** `CANCELLED` has source `jsonrpc`: the exchange was cut short. */
-  readonly source: FailureSource
-  readonly code: FailureCode
-  /** As a terminal failure's: the JSON-RPC `{method, code, data}`, the exit and stderr tail, discovery's report… */
-  readonly detail: unknown
-  /** For `CANCELLED`: the abort reason (the signal's `reason`). */
-  readonly cause?: unknown
-}
+/**
+ * What the calls reject with: a terminal failure's source, code and verbatim message;
+ * `CANCELLED` (source `jsonrpc`: the exchange was cut short) with the abort reason as `cause`;
+ * `METHOD_UNSUPPORTED` where the running Codex lacks the method.
+ */
+export class CallError extends CodexError {}
 
 export interface AccountInfo {
   /** `account/read`'s `account`, verbatim: `{type: 'apiKey'}`, `{type: 'chatgpt', email, planType, …}`, …; `null` when no one is logged in. */

@@ -74,6 +74,7 @@ function unavailableBinding(error) {
     code: 'NATIVE_ADDON_UNAVAILABLE',
     message,
     detail: { platform, package: pkg, supported, loaderErrors: errors },
+    retryable: false,
   }
   const terminal = JSON.stringify({
     type: 'terminal',
@@ -102,7 +103,8 @@ function unavailableBinding(error) {
     }
     // The turn has ended before it began: nothing can be steered.
     steer() {
-      return Promise.resolve(JSON.stringify({ code: 'TURN_ENDED', message: `the turn has ended: ${message}` }))
+      const ended = { source: 'turn', code: 'TURN_ENDED', message: `the turn has ended: ${message}`, retryable: false }
+      return Promise.resolve(JSON.stringify({ failure: ended }))
     }
     outcome() {
       return Promise.resolve(terminal)

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import * as cjs from '../../index.js'
-import { CallError, forkThread, listModels, listThreads, readAccount, readThread } from '../../index.js'
+import { CallError, CodexError, forkThread, listModels, listThreads, readAccount, readThread } from '../../index.js'
 import type { CallOptions } from '../../index.js'
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
@@ -80,16 +80,24 @@ describe('readAccount', () => {
   })
 
   it('fails with the server message verbatim when account/read is refused', async () => {
-    const refused = { error: { code: -32600, message: 'Invalid request: unknown variant `account/read`' } }
+    const refused = { error: { code: -32603, message: 'the account store is unreadable' } }
     const { error } = await against({ answer: { 'account/read': refused } }, readAccount)
     expect(error).toBeInstanceOf(CallError)
+    expect(error).toBeInstanceOf(CodexError)
     expect(error).toMatchObject({
       name: 'CallError',
       source: 'jsonrpc',
       code: 'REQUEST_FAILED',
-      message: 'Invalid request: unknown variant `account/read`',
-      detail: { method: 'account/read', code: -32600 },
+      message: 'the account store is unreadable',
+      detail: { method: 'account/read', code: -32603 },
+      retryable: false,
     })
+  })
+
+  it('METHOD_UNSUPPORTED where this Codex has no account/read', async () => {
+    const refused = { error: { code: -32600, message: 'Invalid request: unknown variant `account/read`' } }
+    const { error } = await against({ answer: { 'account/read': refused } }, readAccount)
+    expect(error).toMatchObject({ name: 'CallError', code: 'METHOD_UNSUPPORTED', detail: { method: 'account/read' } })
   })
 })
 
@@ -144,9 +152,14 @@ describe('failures', () => {
     expect(error).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', message: 'model/list got no response within 2000 ms' })
   })
 
-  it('a method no Codex has: REQUEST_FAILED with its refusal', async () => {
+  it('a method this Codex lacks: METHOD_UNSUPPORTED with its refusal and the version', async () => {
     const { error } = await against({}, listModels)
-    expect(error).toMatchObject({ code: 'REQUEST_FAILED', message: 'Invalid request: unknown variant `model/list`', detail: { method: 'model/list', code: -32600 } })
+    expect(error).toMatchObject({
+      code: 'METHOD_UNSUPPORTED',
+      message: 'Invalid request: unknown variant `model/list`',
+      detail: { method: 'model/list', code: -32600, codexVersion: expect.any(String) },
+      retryable: false,
+    })
   })
 
   it('PROCESS_EXITED with the stderr tail when the server exits instead of answering', async () => {
@@ -186,13 +199,14 @@ describe('failures', () => {
   })
 })
 
-describe('bad input is a TypeError thrown by the call', () => {
+describe('bad input is a TypeError the call rejects with (it never throws)', () => {
   const cases: Array<[string, () => unknown, string | RegExp]> = [
     ['options not an object', () => readAccount(7 as never), 'readAccount: options must be an object'],
     ['signal', () => listModels({ signal: {} as AbortSignal }), 'options.signal must be an AbortSignal'],
-    ['requestTimeoutMs', () => listThreads({ requestTimeoutMs: -1 }), 'options.requestTimeoutMs must be a non-negative integer number of milliseconds'],
-    ['requestTimeoutMs 0', () => listThreads({ requestTimeoutMs: 0 }), 'options.requestTimeoutMs must be greater than 0'],
-    ['limit', () => listThreads({ limit: 1.5 }), 'options.limit must be a positive integer'],
+    ['requestTimeoutMs', () => listThreads({ requestTimeoutMs: -1 }), 'options.requestTimeoutMs must be an integer number of milliseconds from 1 to 2147483647'],
+    ['requestTimeoutMs 0', () => listThreads({ requestTimeoutMs: 0 }), 'options.requestTimeoutMs must be an integer number of milliseconds from 1 to 2147483647'],
+    ['limit', () => listThreads({ limit: 1.5 }), /^options\.limit: invalid type: floating/],
+    ['limit NaN', () => listThreads({ limit: NaN }), 'options.limit must be a finite number'],
     ['limit 0', () => listThreads({ limit: 0 }), 'options.limit must be greater than 0'],
     ['an option of another call', () => readAccount({ includeHidden: true } as CallOptions), 'options.includeHidden is not an option of readAccount'],
     ['an unknown option', () => listModels({ model: 'x' } as CallOptions), /model/],
@@ -203,9 +217,11 @@ describe('bad input is a TypeError thrown by the call', () => {
     ['empty lastTurnId', () => forkThread('t', { lastTurnId: '' }), 'options.lastTurnId must be a non-empty string'],
   ]
   for (const [what, call, message] of cases) {
-    it(what, () => {
-      expect(call).toThrow(TypeError)
-      expect(call).toThrow(message)
+    it(what, async () => {
+      let result: unknown
+      expect(() => (result = call())).not.toThrow()
+      await expect(result).rejects.toThrow(TypeError)
+      await expect(result).rejects.toThrow(message)
     })
   }
 })

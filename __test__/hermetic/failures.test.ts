@@ -35,6 +35,7 @@ describe('jsonrpc failures', () => {
         code: 'REQUEST_FAILED',
         message: error.message,
         detail: { method: 'thread/start', code: -32600, data: { hint: 'fake' } },
+        retryable: false,
       },
     }))
     expect(error.message).toBe('failed to load configuration: url is not supported for stdio\nin `mcp_servers.stdio_srv`\n')
@@ -55,6 +56,7 @@ describe('jsonrpc failures', () => {
         code: 'REQUEST_TIMEOUT',
         message: expect.any(String),
         detail: expect.objectContaining({ method: 'initialize' }),
+        retryable: true,
       },
     }))
     expect(elapsed).toBeGreaterThanOrEqual(290)
@@ -74,6 +76,7 @@ describe('jsonrpc failures', () => {
         code: 'REQUEST_TIMEOUT',
         message: expect.any(String),
         detail: expect.objectContaining({ method: 'turn/start' }),
+        retryable: true,
       },
     }))
     // No turn id was ever known, so there is nothing to interrupt.
@@ -152,6 +155,7 @@ describe('process exit', () => {
         code: 'PROCESS_EXITED',
         message: expect.any(String),
         detail: expect.objectContaining({ exitCode: 3, signal: null, stderrTail: expect.arrayContaining([line]) }),
+        retryable: false,
       },
     }))
   })

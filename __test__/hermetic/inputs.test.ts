@@ -85,7 +85,9 @@ describe('steering', () => {
     const late = await run.turn.steer('Too late.').catch((e) => e)
     expect(late).toMatchObject({ name: 'SteerError', code: 'TURN_ENDED' })
     expect(run.log.requests('turn/steer')).toHaveLength(1)
-    expect(() => run.turn.steer([{ type: 'image', url: 'ftp://x' }])).toThrow(/^input\[0\]\.url/)
+    // Bad input rejects (never throws) with a TypeError naming the item.
+    await expect(run.turn.steer([{ type: 'image', url: 'ftp://x' }])).rejects.toThrow(/^input\[0\]\.url/)
+    await expect(run.turn.steer([{ type: 'text', text: 'x', extra: 1n } as never])).rejects.toThrow(/^steer\.input\[0\]\.extra is a BigInt/)
   })
 
   it('after an abort: TURN_ENDED, nothing sent', async () => {

@@ -49,11 +49,11 @@ describe('runTurn option validation', () => {
     expect(() => (runTurn as unknown as () => unknown)()).toThrow(TypeError)
   })
 
-  it('throws on a grace or timeout that is not a non-negative integer (NaN and Infinity included)', () => {
+  it('throws on a grace or timeout that is not an integer in range (NaN, Infinity and 2^31 included)', () => {
     const dir = tempDir()
-    for (const value of [NaN, Infinity, -Infinity, -1, 1.5]) {
-      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), interruptGraceMs: value }, /^options\.interruptGraceMs must be a non-negative integer/)
-      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), requestTimeoutMs: value }, /^options\.requestTimeoutMs must be a non-negative integer/)
+    for (const value of [NaN, Infinity, -Infinity, -1, 1.5, 2 ** 31, 3e9, Number.MAX_SAFE_INTEGER]) {
+      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), interruptGraceMs: value }, /^options\.interruptGraceMs must be an integer number of milliseconds from 0 to 2147483647/)
+      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), requestTimeoutMs: value }, /^options\.requestTimeoutMs must be an integer number of milliseconds from 1 to 2147483647/)
     }
   })
 

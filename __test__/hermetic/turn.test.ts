@@ -269,6 +269,7 @@ describe('structured output', () => {
         code: 'STRUCTURED_OUTPUT_INVALID',
         message: expect.any(String),
         detail: { text },
+        retryable: false,
       },
     }))
     expect(terminal).not.toHaveProperty('structuredOutput', expect.anything())
@@ -331,6 +332,8 @@ describe('turn failure', () => {
           codexErrorInfo: error.codexErrorInfo,
           additionalDetails: 'more detail from the provider',
         }),
+        retryable: false,
+        reason: 'unauthorized',
       },
     }))
     expect(log.methods()).not.toContain('turn/interrupt')

@@ -1,0 +1,333 @@
+'use strict'
+// Turns: runTurn, prepareTurn and the Turn they give (crates/core/src/turn/).
+
+const binding = require('../native.js')
+const { SteerError, CodexError, settle, failure } = require('./errors.js')
+const { checkOptions, wire, option, checkMilliseconds } = require('./plain.js')
+const { checkSignal, listen } = require('./signal.js')
+const { BatchReader } = require('./batch.js')
+
+/** Turns the native `InvalidArg` error of option validation into the TypeError callers expect. */
+function nativeCall(fn) {
+  try {
+    return fn()
+  } catch (error) {
+    if (error && error.code === 'InvalidArg') throw new TypeError(error.message)
+    throw error
+  }
+}
+
+class Turn {
+  #native
+  #batch = new BatchReader()
+  #done = false
+  #outcome = null
+  #iterator = null
+  #abortRequested = false
+  /** What the first abort gave as its reason (the signal's `reason`, or `abort(reason)`'s). */
+  #abortReason = undefined
+
+  #resolveBatch = null
+  /** Called by the native side with the batch `waitBatch` promised (null: nothing follows). */
+  #onBatch = (text) => {
+    const resolve = this.#resolveBatch
+    this.#resolveBatch = null
+    resolve(text)
+  }
+
+  /** `stop` detaches the caller's signal once the turn has ended. */
+  constructor(native, stop) {
+    this.#native = native
+    if (stop) native.outcome().then(stop, stop)
+  }
+
+  /**
+   * Idempotent; safe before, during and after the turn. The first call's `reason` becomes the
+   * `abortReason` of a cancelled turn's terminal event.
+   */
+  abort(reason) {
+    if (!this.#abortRequested) {
+      this.#abortRequested = true
+      this.#abortReason = reason
+    }
+    this.#native.abort()
+  }
+
+  /**
+   * Adds input to the running turn. Resolves once the server took it; rejects with a
+   * SteerError (TURN_NOT_STEERABLE, TURN_ENDED), or with a TypeError naming the item.
+   */
+  steer(input) {
+    try {
+      const items = typeof input === 'string' ? [{ type: 'text', text: input }] : input
+      if (!Array.isArray(items)) throw new TypeError('input must be a string or an array of input items')
+      const given = wellFormed(wire({ input: items }, [], 'steer').input, 'input')
+      return nativeCall(() => this.#native.steer(JSON.stringify(given))).then((json) => {
+        settle(json, SteerError)
+      })
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  /** The terminal event. Never rejects; awaiting it alone never stalls the turn. */
+  get outcome() {
+    if (this.#outcome === null) {
+      if (this.#iterator === null) this.#native.unbound()
+      this.#outcome = this.#native.outcome().then((json) => this.#terminal(JSON.parse(json)))
+    }
+    return this.#outcome
+  }
+
+  /** A cancelled turn's terminal (and turnCompleted) event carries the abort reason, as given. */
+  #terminal(event) {
+    if (event.status === 'cancelled') event.abortReason = this.#abortReason
+    return event
+  }
+
+  #take() {
+    const value = this.#batch.next()
+    if (value.type === 'terminal') {
+      this.#done = true
+      this.#terminal(value)
+    } else if (value.type === 'turnCompleted') {
+      this.#terminal(value)
+    }
+    return { done: false, value }
+  }
+
+  async #next() {
+    if (this.#batch.more) return this.#take()
+    if (this.#done) return { done: true, value: undefined }
+    let text = this.#native.takeBatch()
+    if (text === null) {
+      text = this.#native.waitBatch(this.#onBatch) ?? (await new Promise((resolve) => (this.#resolveBatch = resolve)))
+    }
+    if (text === null) {
+      this.#done = true
+      return { done: true, value: undefined }
+    }
+    this.#batch.text = text
+    this.#batch.pos = 0
+    return this.#take()
+  }
+
+  #leave() {
+    if (!this.#done) {
+      this.#done = true
+      this.abort()
+      this.#native.detach()
+    }
+    return { done: true, value: undefined }
+  }
+
+  [Symbol.asyncIterator]() {
+    if (this.#iterator === null) {
+      // Calls are chained so that concurrent next() calls still receive events in order.
+      // While nothing is in flight, an event of the current batch is handed out at once:
+      // that is the common case, one promise per event instead of a chain of three.
+      let chain = Promise.resolve()
+      let inFlight = 0
+      const serialize = (step) => {
+        inFlight++
+        const settled = () => inFlight--
+        chain = chain.then(step, step)
+        chain.then(settled, settled)
+        return chain
+      }
+      this.#iterator = {
+        next: () => {
+          if (inFlight === 0 && this.#batch.more) return Promise.resolve(this.#take())
+          return serialize(() => this.#next())
+        },
+        return: () => serialize(() => this.#leave()),
+        throw: (error) =>
+          serialize(() => {
+            this.#leave()
+            throw error
+          }),
+        [Symbol.asyncIterator]() {
+          return this
+        },
+      }
+    }
+    return this.#iterator
+  }
+}
+
+/**
+ * Text sliced through a character (an emoji cut in half) keeps its text, with U+FFFD where the
+ * lone half was: Codex sends it as UTF-8, which cannot hold the half. `items` is a plain copy;
+ * other values are left to the native checks, which name them.
+ */
+function wellFormed(items) {
+  for (const item of items) {
+    if (item !== null && typeof item === 'object' && typeof item.text === 'string') item.text = item.text.toWellFormed()
+  }
+  return items
+}
+
+/**
+ * Runs one Codex turn. Returns at once; events stream through `for await`, the terminal event
+ * is also `turn.outcome`. Throws a TypeError naming the option for invalid options.
+ */
+function runTurn(options) {
+  checkOptions(options, 'runTurn')
+  const schema = option(options, 'outputSchema')
+  const prepared = schema === undefined ? undefined : require('../output-schema.js').prepareOutputSchema(schema, 'options.outputSchema')
+  return startTurn(options, prepared === undefined ? undefined : prepared.wire)
+}
+
+/** Starts the turn of `options` (checked to be an object); `schema`: the JSON Schema the model is sent. */
+function startTurn(options, schema) {
+  const signal = option(options, 'signal')
+  checkSignal(signal)
+  checkTimes(options)
+  const given = wire(options, ['signal', 'outputSchema'])
+  if (schema !== undefined) given.outputSchema = schema
+  if (typeof given.prompt === 'string') given.prompt = given.prompt.toWellFormed()
+  if (Array.isArray(given.input)) wellFormed(given.input)
+  let turn = null
+  // Attached before the child exists: a signal that cannot be listened to starts nothing.
+  const listening = listen(signal, (reason) => turn.abort(reason))
+  let native
+  try {
+    native = nativeCall(() => binding.startTurn(JSON.stringify(given), listening.aborted))
+  } catch (error) {
+    listening.stop()
+    throw error
+  }
+  turn = new Turn(native, () => listening.stop())
+  // An already-aborted signal: the turn ends before anything starts.
+  if (listening.aborted) turn.abort(listening.reason)
+  return turn
+}
+
+/** The turn's milliseconds, in range (checked before anything else reads them). */
+function checkTimes(options) {
+  checkMilliseconds(option(options, 'interruptGraceMs'), 'options.interruptGraceMs')
+  checkMilliseconds(option(options, 'requestTimeoutMs'), 'options.requestTimeoutMs', 1)
+}
+
+/** A prepared turn that is not started ends its child after this. */
+const DEFAULT_IDLE_TIMEOUT_MS = 300_000
+
+/** Why a prepared turn that was never started ended (its `abortReason`). */
+class IdleTimeoutError extends Error {
+  constructor(ms) {
+    super(`the prepared turn was not started within idleTimeoutMs (${ms} ms)`)
+    this.name = 'TimeoutError'
+  }
+}
+
+class PreparedTurn {
+  #native
+  #listening
+  #idle = null
+  #turn = null
+  #disposed = false
+  #reason = undefined
+  #ready = null
+
+  constructor(native, listening, idleTimeoutMs) {
+    this.#native = native
+    this.#listening = listening
+    native.outcome().then(
+      () => this.#listening.stop(),
+      () => this.#listening.stop(),
+    )
+    this.#idle = setTimeout(() => this.dispose(new IdleTimeoutError(idleTimeoutMs)), idleTimeoutMs)
+    // A waiting prepared turn does not keep the process alive.
+    this.#idle.unref?.()
+  }
+
+  /** How the preparation ended: `{ threadId }` or `{ failure }`. Never rejects. */
+  get ready() {
+    this.#ready ??= this.#native.ready().then((json) => {
+      const envelope = JSON.parse(json)
+      return envelope.failure === undefined ? envelope.ok : { failure: envelope.failure }
+    })
+    return this.#ready
+  }
+
+  /**
+   * Sends `turn/start` (at once if the thread is ready, else as soon as it is) and returns the
+   * Turn, which yields every event from `started` on. Once: a second call throws a CodexError
+   * ALREADY_STARTED; invalid input throws a TypeError naming the field.
+   */
+  start(input) {
+    if (this.#turn !== null) {
+      throw new CodexError(failure('turn', 'ALREADY_STARTED', 'start() was called already: a prepared turn is started once'))
+    }
+    let given
+    if (typeof input === 'string') given = { prompt: input }
+    else if (Array.isArray(input)) given = { input }
+    else {
+      if (input === null || typeof input !== 'object') {
+        throw new TypeError('start: input must be a string, an array of input items or { prompt?, input?, outputSchema?, effort?, model? }')
+      }
+      checkOptions(input, 'start')
+      given = input
+    }
+    const schema = option(given, 'outputSchema', 'input')
+    const rest = wire(given, ['outputSchema'], 'input')
+    if (typeof rest.prompt === 'string') rest.prompt = rest.prompt.toWellFormed()
+    if (Array.isArray(rest.input)) wellFormed(rest.input)
+    if (schema !== undefined) rest.outputSchema = require('../output-schema.js').prepareOutputSchema(schema, 'input.outputSchema').wire
+    // Checked (and handed over) even after dispose: the runner, aborted first, ignores it.
+    nativeCall(() => this.#native.start(JSON.stringify(rest)))
+    clearTimeout(this.#idle)
+    // From now on the Turn answers the signal.
+    const listening = this.#listening
+    this.#turn = new Turn(this.#native, () => listening.stop())
+    this.#forward = (reason) => this.#turn.abort(reason)
+    if (this.#disposed) this.#turn.abort(this.#reason)
+    return this.#turn
+  }
+
+  /** Where the caller's signal goes: `dispose` before start, the Turn's `abort` after. */
+  #forward = (reason) => this.dispose(reason)
+
+  /** The caller's signal aborted. */
+  onSignal(reason) {
+    this.#forward(reason)
+  }
+
+  /** Before start: ends the child at once (the Turn start() then returns is cancelled). After: nothing. */
+  dispose(reason) {
+    if (this.#turn !== null || this.#disposed) return
+    this.#disposed = true
+    this.#reason = reason
+    clearTimeout(this.#idle)
+    this.#native.abort()
+  }
+}
+
+/**
+ * Starts everything of a turn up to `turn/start` (discovery, the child, `initialize`, the
+ * account and isolation checks, the thread) and waits for `start()`. Throws a TypeError naming
+ * the option for invalid options.
+ */
+function prepareTurn(options) {
+  checkOptions(options, 'prepareTurn')
+  const idleTimeoutMs = option(options, 'idleTimeoutMs') ?? DEFAULT_IDLE_TIMEOUT_MS
+  checkMilliseconds(idleTimeoutMs, 'options.idleTimeoutMs', 1)
+  const signal = option(options, 'signal')
+  checkSignal(signal)
+  checkTimes(options)
+  const given = wire(options, ['signal', 'idleTimeoutMs'])
+  let prepared = null
+  const listening = listen(signal, (reason) => prepared.onSignal(reason))
+  let native
+  try {
+    native = nativeCall(() => binding.prepareTurn(JSON.stringify(given), listening.aborted))
+  } catch (error) {
+    listening.stop()
+    throw error
+  }
+  prepared = new PreparedTurn(native, listening, idleTimeoutMs)
+  if (listening.aborted) prepared.dispose(listening.reason)
+  return prepared
+}
+
+module.exports = { runTurn, prepareTurn, startTurn, nativeCall, Turn, PreparedTurn }
