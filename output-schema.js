@@ -4,6 +4,8 @@
 // model, checks that schema against what strict structured output accepts, and validates the
 // parsed reply. Loaded on first use, so importing the package does not load ajv.
 
+const { plain } = require('./lib/plain.js')
+
 /** JSON Schema drafts by `$schema` (without a trailing `#`); absent means 2020-12. */
 const DRAFTS = [
   { name: 'draft-07', pattern: /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/, id: 'http://json-schema.org/draft-07/schema#', module: 'ajv' },
@@ -227,7 +229,10 @@ function draftOf(schema, name) {
   return draft
 }
 
-function prepareJsonSchema(schema, name) {
+function prepareJsonSchema(given, name) {
+  // Read as given, once: a cycle, a depth beyond the bound, a getter that throws or a value JSON
+  // would change is a TypeError naming its path, before anything else walks the schema.
+  const schema = plain(given, name)
   const draft = draftOf(schema, name)
   const problem = strictProblem(schema, name)
   if (problem) throw new TypeError(problem)
@@ -285,11 +290,11 @@ function convert(standard, name) {
   }
   let copy
   try {
-    copy = JSON.parse(JSON.stringify(converted))
+    copy = plain(converted, `${name} (as JSON Schema from ${vendor})`)
   } catch (error) {
     throw new TypeError(`${name} (${vendor}) converted to a JSON Schema that is not JSON: ${error.message}`)
   }
-  if (!isPlainObject(copy)) throw new TypeError(`${name} (${vendor}) converted to ${JSON.stringify(copy)}, not a JSON Schema object`)
+  if (!isPlainObject(copy)) throw new TypeError(`${name} (${vendor}) converted to ${typeof copy}, not a JSON Schema object`)
   return { schema: mendConverted(copy), vendor }
 }
 

@@ -79,3 +79,16 @@ pub fn check_env(env: &BTreeMap<String, String>) -> Result<(), OptionsError> {
     }
     Ok(())
 }
+
+/// The most milliseconds an option may name: what a JavaScript timer takes (2^31 − 1).
+pub const MAX_MILLIS: u64 = (1 << 31) - 1;
+
+/// `options.<name>` in milliseconds, from `min` to [`MAX_MILLIS`].
+pub fn millis(name: &str, value: Option<u64>, min: u64) -> Result<Option<std::time::Duration>, OptionsError> {
+    match value {
+        Some(ms) if ms < min || ms > MAX_MILLIS => {
+            Err(invalid(format!("options.{name} must be an integer number of milliseconds from {min} to {MAX_MILLIS}")))
+        }
+        other => Ok(other.map(std::time::Duration::from_millis)),
+    }
+}

@@ -2,7 +2,7 @@
 //! Every error names the option it is about.
 
 pub use crate::input::OptionsError;
-use crate::input::{from_json, invalid};
+use crate::input::{from_json, invalid, millis};
 pub use crate::locus::Locus;
 use crate::target::Target;
 use crate::user_input::{self, InputItem, RawItem};
@@ -177,9 +177,8 @@ fn parse_as(json: &str, prepared: bool) -> Result<TurnOptions, OptionsError> {
     if matches!(&raw.thread_id, Some(id) if id.is_empty()) {
         return Err(invalid("options.threadId must be a non-empty string"));
     }
-    if raw.request_timeout_ms == Some(0) {
-        return Err(invalid("options.requestTimeoutMs must be greater than 0"));
-    }
+    let interrupt_grace = millis("interruptGraceMs", raw.interrupt_grace_ms, 0)?.unwrap_or(DEFAULT_INTERRUPT_GRACE);
+    let request_timeout = millis("requestTimeoutMs", raw.request_timeout_ms, 1)?.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
     if raw.access == Some(Access::ReadOnly) && raw.mcp.as_ref().is_some_and(|p| !p.servers.is_empty()) {
         return Err(invalid(
             "options.mcp.servers must be empty with access 'readOnly': a read-only turn runs with every MCP server \
@@ -212,8 +211,8 @@ fn parse_as(json: &str, prepared: bool) -> Result<TurnOptions, OptionsError> {
         access: raw.access.unwrap_or_default(),
         thread_id: raw.thread_id,
         mcp: raw.mcp,
-        interrupt_grace: raw.interrupt_grace_ms.map(Duration::from_millis).unwrap_or(DEFAULT_INTERRUPT_GRACE),
-        request_timeout: raw.request_timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_REQUEST_TIMEOUT),
+        interrupt_grace,
+        request_timeout,
     })
 }
 
@@ -254,6 +253,11 @@ mod tests {
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","env":{"A":1}}"#).starts_with("options.env.A:"));
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","mcp":{"servers":{"a":{}}}}"#).starts_with("options.mcp.servers.a"));
         assert!(err(r#"{"prompt":"x","cwd":"/tmp","requestTimeoutMs":0}"#).starts_with("options.requestTimeoutMs"));
+        assert_eq!(
+            err(r#"{"prompt":"x","cwd":"/tmp","interruptGraceMs":2147483648}"#),
+            "options.interruptGraceMs must be an integer number of milliseconds from 0 to 2147483647"
+        );
+        assert!(parse(r#"{"prompt":"x","cwd":"/tmp","interruptGraceMs":2147483647}"#).is_ok());
         let read_only_mcp =
             r#"{"prompt":"x","cwd":"/tmp","access":"readOnly","mcp":{"servers":{"t":{"url":"http://127.0.0.1:1/"}}}}"#;
         assert!(err(read_only_mcp).starts_with("options.mcp.servers must be empty with access 'readOnly'"));
