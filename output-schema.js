@@ -4,7 +4,7 @@
 // model, checks that schema against what strict structured output accepts, and validates the
 // parsed reply. Loaded on first use, so importing the package does not load ajv.
 
-const { plain } = require('./lib/plain.js')
+const { plain, isProxy } = require('./lib/plain.js')
 
 /** JSON Schema drafts by `$schema` (without a trailing `#`); absent means 2020-12. */
 const DRAFTS = [
@@ -331,6 +331,7 @@ const prepared = new WeakMap()
  * structured output would refuse, or whose draft is unknown. Cached per schema object.
  */
 function prepareOutputSchema(schema, name = 'options.outputSchema') {
+  if (isProxy(schema)) throw new TypeError(`${name} is a Proxy: pass plain data or a Standard Schema`)
   if (schema === null || (typeof schema !== 'object' && typeof schema !== 'function') || Array.isArray(schema)) {
     throw new TypeError(`${name} must be a JSON Schema object or a Standard Schema (zod, valibot, arktype, …)`)
   }

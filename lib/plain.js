@@ -24,7 +24,7 @@ function kind(value) {
   try {
     const proto = Object.getPrototypeOf(value)
     const name = proto && Object.getOwnPropertyDescriptor(proto, 'constructor')?.value?.name
-    if (typeof name === 'string' && name) return `a ${name}`
+    if (typeof name === 'string' && name) return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`
   } catch {
     // A prototype that cannot be read says nothing.
   }
@@ -111,10 +111,11 @@ function option(options, key, path = 'options') {
 /** `options` is an object the caller wrote: a plain one (a Proxy or class instance is named). */
 function checkOptions(options, name, { optional = false } = {}) {
   if (options === undefined && optional) return
+  // Before anything else looks at it: even Array.isArray throws on a revoked Proxy.
+  if (types.isProxy(options)) throw new TypeError(`${name}: options must be a plain object, not a Proxy`)
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${name}: options must be an object`)
   }
-  if (types.isProxy(options)) throw new TypeError(`${name}: options must be a plain object, not a Proxy`)
   const proto = Object.getPrototypeOf(options)
   if (proto !== Object.prototype && proto !== null) throw new TypeError(`${name}: options must be a plain object, not ${kind(options)}`)
 }
@@ -146,4 +147,7 @@ function checkMilliseconds(value, path, min = 0) {
   }
 }
 
-module.exports = { plain, wire, option, checkOptions, checkMilliseconds, segment, MAX_DEPTH, MAX_MS }
+/** Whether `value` is a Proxy (which is never plain data, and may be revoked). */
+const isProxy = (value) => types.isProxy(value)
+
+module.exports = { plain, wire, option, checkOptions, checkMilliseconds, segment, isProxy, MAX_DEPTH, MAX_MS }

@@ -3,7 +3,7 @@
 
 const binding = require('../native.js')
 const { SteerError, CodexError, settle, failure } = require('./errors.js')
-const { checkOptions, wire, option, checkMilliseconds } = require('./plain.js')
+const { checkOptions, wire, option, checkMilliseconds, isProxy } = require('./plain.js')
 const { checkSignal, listen } = require('./signal.js')
 const { BatchReader } = require('./batch.js')
 
@@ -60,7 +60,7 @@ class Turn {
   steer(input) {
     try {
       const items = typeof input === 'string' ? [{ type: 'text', text: input }] : input
-      if (!Array.isArray(items)) throw new TypeError('input must be a string or an array of input items')
+      if (isProxy(items) || !Array.isArray(items)) throw new TypeError('input must be a string or an array of input items')
       const given = wellFormed(wire({ input: items }, [], 'steer').input, 'input')
       return nativeCall(() => this.#native.steer(JSON.stringify(given))).then((json) => {
         settle(json, SteerError)
@@ -261,7 +261,7 @@ class PreparedTurn {
     }
     let given
     if (typeof input === 'string') given = { prompt: input }
-    else if (Array.isArray(input)) given = { input }
+    else if (!isProxy(input) && Array.isArray(input)) given = { input }
     else {
       if (input === null || typeof input !== 'object') {
         throw new TypeError('start: input must be a string, an array of input items or { prompt?, input?, outputSchema?, effort?, model? }')

@@ -56,7 +56,7 @@ describe('options are checked as given: what JSON would drop or change is a Type
     ['an env nested 20,000 deep', { env: deep(20_000) }, /^options\.env(\.x)+ is nested more than 100 levels deep/],
     ['a toJSON that would replace the options', { toJSON: () => ({ prompt: 'y' }) }, /^options\.toJSON: options are read as given/],
     ['a revoked Proxy', { env: revoked() }, /^options\.env is a Proxy/],
-    ['a class instance', { env: new (class Env { A = 'x' })() }, /^options\.env must be a plain object, not a Env/],
+    ['a class instance', { env: new (class Env { A = 'x' })() }, /^options\.env must be a plain object, not an Env/],
     ['a Date', { locus: new Date() }, /^options\.locus must be a plain object, not a Date/],
     ['a symbol key', { env: { [Symbol('k')]: 'v' } }, /^options\.env has symbol keys/],
     ['an undefined input item', { prompt: undefined, input: [{ type: 'text', text: 'a' }, undefined] }, /^options\.input\[1\] is missing/],
