@@ -291,8 +291,14 @@ function methodTable(bundle, name) {
   return table
 }
 
-export function check(bundle, surface, sourceMethods) {
+/**
+ * `bundle`: the stable schema; `experimental`: the one with the experimental surface (or null
+ * where the CLI cannot write it). A field whose key starts with `~` is experimental: the package
+ * sends it only after asking for the experimental API, so it is checked against that schema.
+ */
+export function check(bundle, surface, sourceMethods, experimental = null) {
   const schema = makeResolver(bundle)
+  const experimentalSchema = experimental ? makeResolver(experimental) : null
   const tables = {
     clientRequests: methodTable(bundle, 'ClientRequest'),
     clientNotifications: methodTable(bundle, 'ClientNotification'),
@@ -327,8 +333,19 @@ export function check(bundle, surface, sourceMethods) {
           return schema.alternatives(ref ? { $ref: ref } : undefined)
         }
         if (spec.sends) {
+          const stable = Object.fromEntries(Object.entries(spec.sends).filter(([key]) => !key.startsWith('~')))
+          const newer = Object.fromEntries(Object.entries(spec.sends).filter(([key]) => key.startsWith('~')).map(([key, v]) => [key.slice(1), v]))
           const root = alts(entry.params)
-          if (root) checkSends(schema, root, spec.sends, problems, 'params')
+          if (root) checkSends(schema, root, stable, problems, 'params')
+          if (Object.keys(newer).length) {
+            if (!experimentalSchema) problems.push(`params ${Object.keys(newer).join(', ')}: experimental, and this CLI writes no experimental schema`)
+            else {
+              const experimentalEntry = methodTable(experimental, 'ClientRequest').get(method)
+              const experimentalRoot = experimentalEntry && experimentalSchema.alternatives({ $ref: experimentalEntry.params })
+              if (experimentalRoot) checkSends(experimentalSchema, experimentalRoot, { ...stable, ...newer }, problems, 'params (experimental)')
+              else problems.push(`no ${where[kind]} ${method} in the experimental schema`)
+            }
+          }
           fieldCount += Object.keys(spec.sends).length
         }
         if (spec.reads) {
@@ -357,8 +374,15 @@ export function check(bundle, surface, sourceMethods) {
 /** Checks one Codex binary's schema against the surface list and the source. */
 export function checkBinary(bin, { surface = JSON.parse(readFileSync(SURFACE_FILE, 'utf8')), sourceMethods = methodsInSource() } = {}) {
   const version = codexVersion(bin)
-  const bundle = withGenerated(bin, 'generate-json-schema', (dir) => JSON.parse(readFileSync(join(dir, BUNDLE), 'utf8')))
-  return { bin, version, ...check(bundle, surface, sourceMethods) }
+  const read = (dir) => JSON.parse(readFileSync(join(dir, BUNDLE), 'utf8'))
+  const bundle = withGenerated(bin, 'generate-json-schema', read)
+  let experimental = null
+  try {
+    experimental = withGenerated(bin, 'generate-json-schema', read, ['--experimental'])
+  } catch {
+    // An older CLI without the flag: its experimental fields are reported as such.
+  }
+  return { bin, version, ...check(bundle, surface, sourceMethods, experimental) }
 }
 
 /** The report of one binary as text lines; `full` lists the methods without drift too. */

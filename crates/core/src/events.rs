@@ -60,6 +60,55 @@ pub enum ReplyKind {
     GrantedEmpty,
     Declined,
     MethodError,
+    /// The app's handler answered.
+    App,
+    /// The app's handler did not answer in time (or gave no fitting answer): the fixed policy's reply went.
+    TimedOut,
+    /// The turn was ending: the request was answered so that nothing waits for it.
+    Cancelled,
+}
+
+/// A sub-agent of the turn: a thread Codex started for it.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRef {
+    pub thread_id: String,
+    /// Where Codex gives one (its `agentNickname`).
+    pub nickname: Option<String>,
+    /// Where Codex gives one (`subAgentActivity.agentPath`).
+    pub path: Option<String>,
+    /// 1 for an agent the turn's own thread started, 2 for one of its agents', …
+    pub depth: u32,
+}
+
+/// How a sub-agent's work ended, as far as the turn saw it.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum AgentStatus {
+    Completed,
+    Interrupted,
+    Failed,
+    /// Still running (or due to start) when the child ended.
+    CutOff,
+}
+
+/// A sub-agent in the terminal event.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentOutcome {
+    pub thread_id: String,
+    pub nickname: Option<String>,
+    pub status: AgentStatus,
+    pub usage: Option<Usage>,
+}
+
+/// Work Codex was still doing, or would have done, when the child ended.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum CutOff {
+    Agent { thread_id: String, nickname: Option<String> },
+    Goal { objective: String, status: String },
+    BackgroundTerminal { item_id: String, process_id: Option<String>, command: String },
 }
 
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +124,8 @@ pub enum PassthroughReason {
 pub enum DiagnosticSource {
     Preamble,
     Stderr,
+    /// The package's own word on something it did (an app's answer it could not send).
+    Client,
 }
 
 #[derive(Serialize, Debug)]
@@ -140,7 +191,30 @@ pub enum HarnessEvent {
     ServerRequest {
         method: String,
         id: Value,
+        /// The request's params as Codex sent them.
+        params: Box<RawValue>,
+        /// The sub-agent that asks, when it is one of the turn's.
+        agent: Option<AgentRef>,
         reply: ReplyKind,
+    },
+    /// One event of a sub-agent the turn started, nested.
+    Agent {
+        agent: AgentRef,
+        event: Box<HarnessEvent>,
+    },
+    /// `thread/goal/updated` of the turn's thread (the protocol's `ThreadGoal`).
+    Goal {
+        goal: Box<RawValue>,
+    },
+    /// `item/plan/delta`: plan mode's proposed plan, as it streams.
+    PlanDelta {
+        item_id: String,
+        delta: String,
+    },
+    /// An item Codex started and never completed (a response dropped for a steer, a session
+    /// still open): closed for the app, no later than the turn's end.
+    ItemDropped {
+        item_id: String,
     },
     Native {
         method: String,
@@ -189,6 +263,12 @@ pub struct Terminal {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cancellation: Option<Cancellation>,
     pub failure: Option<Failure>,
+    /// Every sub-agent the turn started, and how each ended.
+    pub agents: Vec<AgentOutcome>,
+    /// `usage` and every agent's usage together.
+    pub total_usage: Option<Usage>,
+    /// What Codex was still doing, or would have done, when the child ended.
+    pub cut_off: Vec<CutOff>,
 }
 
 impl Terminal {
@@ -213,6 +293,9 @@ impl Terminal {
             usage: None,
             cancellation: None,
             failure: None,
+            agents: Vec::new(),
+            total_usage: None,
+            cut_off: Vec::new(),
         }
     }
 }

@@ -17,9 +17,61 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_millis(30_000);
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum Access {
+    /// Seed 000: everything granted (approval never, full access for the turn).
     #[default]
     Full,
+    /// Seed 003: nothing granted, every MCP server off, confirmed by the server.
     ReadOnly,
+    /// The workspace writable and Codex asking before it escalates; the app answers
+    /// (`onServerRequest`, required).
+    Ask,
+}
+
+/// When the run ends.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum Until {
+    /// With the turn's `turn/completed` (seed 000).
+    #[default]
+    TurnCompleted,
+    /// Once the thread and every sub-agent it started are idle and no goal continuation is due.
+    Idle,
+}
+
+/// Codex's collaboration mode for the turn.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    Default,
+    /// The model plans, and may ask the user questions (`item/tool/requestUserInput`).
+    Plan,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::Plan => "plan",
+        }
+    }
+}
+
+/// What a review looks at: the protocol's `ReviewTarget`.
+#[derive(Deserialize, Debug)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
+enum ReviewTarget {
+    UncommittedChanges,
+    BaseBranch {
+        branch: String,
+    },
+    Commit {
+        sha: String,
+        #[serde(default)]
+        title: Option<String>,
+    },
+    Custom {
+        instructions: String,
+    },
 }
 
 /// `Debug` shows header names, never their values.
@@ -69,6 +121,20 @@ struct RawOptions {
     interrupt_grace_ms: Option<u64>,
     #[serde(default)]
     request_timeout_ms: Option<u64>,
+    #[serde(default)]
+    until: Option<Until>,
+    #[serde(default)]
+    mode: Option<Mode>,
+    /// `true` where the app gave an `onServerRequest` handler (JavaScript keeps the function).
+    #[serde(default)]
+    on_server_request: Option<bool>,
+    #[serde(default)]
+    server_request_timeout_ms: Option<u64>,
+    #[serde(default)]
+    ephemeral: Option<bool>,
+    /// `runReview`'s: what to review.
+    #[serde(default)]
+    target: Option<Box<RawValue>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -94,7 +160,20 @@ pub struct TurnOptions {
     pub mcp: Option<McpPolicy>,
     pub interrupt_grace: Duration,
     pub request_timeout: Duration,
+    pub until: Until,
+    pub mode: Option<Mode>,
+    /// The app answers server requests (its handler); else the fixed policy does.
+    pub app_answers: bool,
+    /// How long the app's handler has for an answer before the fixed policy's reply goes.
+    pub server_request_timeout: Duration,
+    /// The thread is not stored (`thread/start`'s `ephemeral`).
+    pub ephemeral: bool,
+    /// A review instead of a turn: the protocol's `ReviewTarget`, checked.
+    pub review: Option<Box<RawValue>>,
 }
+
+/// How long an app's answer to a server request may take by default: ten minutes.
+pub const DEFAULT_SERVER_REQUEST_TIMEOUT: Duration = Duration::from_millis(600_000);
 
 impl std::fmt::Debug for TurnOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -107,6 +186,12 @@ impl std::fmt::Debug for TurnOptions {
             .field("mcp", &self.mcp)
             .field("interrupt_grace", &self.interrupt_grace)
             .field("request_timeout", &self.request_timeout)
+            .field("until", &self.until)
+            .field("mode", &self.mode)
+            .field("app_answers", &self.app_answers)
+            .field("server_request_timeout", &self.server_request_timeout)
+            .field("ephemeral", &self.ephemeral)
+            .field("review", &self.review.is_some())
             .finish()
     }
 }
@@ -118,6 +203,8 @@ pub struct TurnInput {
     pub input: Vec<InputItem>,
     pub output_schema: Option<Box<RawValue>>,
     pub effort: Option<String>,
+    /// A prepared turn's start may name the model (`turn/start`'s); else the options' one.
+    pub model: Option<String>,
 }
 
 impl TurnInput {
@@ -137,11 +224,11 @@ impl TurnInput {
         if matches!(&effort, Some(e) if e.is_empty()) {
             return Err(invalid("options.effort must be a non-empty string"));
         }
-        Ok(TurnInput { input: user_input::from_options(prompt, input, locus)?, output_schema, effort })
+        Ok(TurnInput { input: user_input::from_options(prompt, input, locus)?, output_schema, effort, model: None })
     }
 }
 
-/// `PreparedTurn.start`'s argument, as JSON text: `{ prompt? , input?, outputSchema?, effort? }`
+/// `PreparedTurn.start`'s argument, as JSON text: `{ prompt? , input?, outputSchema?, effort?, model? }`
 /// (exactly one of `prompt` and `input`). `locus` is the prepared turn's.
 pub fn parse_start(json: &str, locus: Option<&Locus>) -> Result<TurnInput, OptionsError> {
     #[derive(Deserialize)]
@@ -155,24 +242,96 @@ pub fn parse_start(json: &str, locus: Option<&Locus>) -> Result<TurnInput, Optio
         output_schema: Option<Box<RawValue>>,
         #[serde(default)]
         effort: Option<String>,
+        #[serde(default)]
+        model: Option<String>,
     }
     let raw: RawStart = from_json(json)?;
-    TurnInput::parse(raw.prompt, raw.input, raw.output_schema, raw.effort, locus)
+    let mut input = TurnInput::parse(raw.prompt, raw.input, raw.output_schema, raw.effort, locus)?;
+    // An empty model is the options' (an empty one is an error on the wire).
+    input.model = raw.model.filter(|m| !m.is_empty());
+    Ok(input)
+}
+
+/// What the options are for: the function they were given to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Turn,
+    Prepared,
+    Review,
 }
 
 /// Parses and validates the JSON text of a `runTurn` options object.
 pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
-    parse_as(json, false)
+    parse_as(json, Kind::Turn)
 }
 
 /// The options of `prepareTurn`: those of `runTurn` without the turn's input, which `start`
 /// gives.
 pub fn parse_prepared(json: &str) -> Result<TurnOptions, OptionsError> {
-    parse_as(json, true)
+    parse_as(json, Kind::Prepared)
 }
 
-fn parse_as(json: &str, prepared: bool) -> Result<TurnOptions, OptionsError> {
+/// The options of `runReview`: those of `runTurn` with a `target` instead of the turn's input.
+pub fn parse_review(json: &str) -> Result<TurnOptions, OptionsError> {
+    parse_as(json, Kind::Review)
+}
+
+fn parse_as(json: &str, kind: Kind) -> Result<TurnOptions, OptionsError> {
     let raw: RawOptions = from_json(json)?;
+    let access = raw.access.unwrap_or_default();
+    let app_answers = raw.on_server_request == Some(true);
+    match (access, app_answers) {
+        (Access::Ask, false) => {
+            return Err(invalid(
+                "options.onServerRequest is required with access 'ask': Codex asks before it escalates, and the app answers",
+            ))
+        }
+        (Access::ReadOnly, true) => {
+            return Err(invalid(
+                "options.onServerRequest cannot be used with access 'readOnly': a read-only turn refuses every server request",
+            ))
+        }
+        _ => {}
+    }
+    let server_request_timeout =
+        millis("serverRequestTimeoutMs", raw.server_request_timeout_ms, 1)?.unwrap_or(DEFAULT_SERVER_REQUEST_TIMEOUT);
+    let review = match (kind, raw.target) {
+        (Kind::Review, Some(target)) => {
+            let named = match crate::input::from_json_as::<ReviewTarget>(target.get(), "options.target")? {
+                ReviewTarget::UncommittedChanges => None,
+                ReviewTarget::BaseBranch { branch } => Some(("branch", branch)),
+                ReviewTarget::Commit { sha, title } => {
+                    if title.as_deref() == Some("") {
+                        return Err(invalid("options.target.title must be a non-empty string when given"));
+                    }
+                    Some(("sha", sha))
+                }
+                ReviewTarget::Custom { instructions } => Some(("instructions", instructions)),
+            };
+            if let Some((field, value)) = named {
+                if value.trim().is_empty() {
+                    return Err(invalid(format!("options.target.{field} must be a non-empty string")));
+                }
+            }
+            Some(target)
+        }
+        (Kind::Review, None) => return Err(invalid("options.target is required: what to review")),
+        (_, Some(_)) => return Err(invalid("options.target belongs to runReview")),
+        (_, None) => None,
+    };
+    if kind == Kind::Review {
+        let given = [
+            ("prompt", raw.prompt.is_some()),
+            ("input", raw.input.is_some()),
+            ("outputSchema", raw.output_schema.is_some()),
+            ("mode", raw.mode.is_some()),
+        ];
+        if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(invalid(format!(
+                "options.{name} is not an option of runReview: the review's target says what to do"
+            )));
+        }
+    }
 
     if matches!(&raw.thread_id, Some(id) if id.is_empty()) {
         return Err(invalid("options.threadId must be a non-empty string"));
@@ -186,7 +345,9 @@ fn parse_as(json: &str, prepared: bool) -> Result<TurnOptions, OptionsError> {
              for MCP servers",
         ));
     }
-    let turn = if prepared {
+    let turn = if kind == Kind::Review {
+        None
+    } else if kind == Kind::Prepared {
         let given = [
             ("prompt", raw.prompt.is_some()),
             ("input", raw.input.is_some()),
@@ -208,11 +369,17 @@ fn parse_as(json: &str, prepared: bool) -> Result<TurnOptions, OptionsError> {
         turn,
         target,
         model: raw.model.filter(|m| !m.is_empty()),
-        access: raw.access.unwrap_or_default(),
+        access,
         thread_id: raw.thread_id,
         mcp: raw.mcp,
         interrupt_grace,
         request_timeout,
+        until: raw.until.unwrap_or_default(),
+        mode: raw.mode,
+        app_answers,
+        server_request_timeout,
+        ephemeral: raw.ephemeral == Some(true),
+        review,
     })
 }
 

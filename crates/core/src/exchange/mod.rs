@@ -114,6 +114,21 @@ pub trait Owner: Send {
         None
     }
 
+    /// The nearest deadline of the owner's own (an app's answer due, a continuation due).
+    fn next_deadline(&self) -> Option<Instant> {
+        None
+    }
+
+    /// A deadline of the owner's passed (the loop's timer fired at `now`).
+    fn on_deadline<R: Input, W: Output>(
+        &mut self,
+        now: Instant,
+        wire: &mut Wire<'_, R, W>,
+    ) -> impl Future<Output = Result<(), Stop>> + Send {
+        let _ = (now, wire);
+        async { Ok(()) }
+    }
+
     /// Before each wait, with the wire free: sends what the owner held back (steers).
     fn settle<R: Input, W: Output>(&mut self, wire: &mut Wire<'_, R, W>) -> impl Future<Output = ()> + Send {
         let _ = wire;
@@ -316,7 +331,8 @@ impl<'a, R: Input, W: Output> Exchange<'a, R, W> {
             }
             owner.settle(&mut self.wire).await;
             let read = owner.may_read(self.wire.conn.has_buffered_line());
-            self.timer.set([self.wire.conn.next_deadline(), self.wire.grace].into_iter().flatten().min());
+            let deadlines = [self.wire.conn.next_deadline(), self.wire.grace, owner.next_deadline()];
+            self.timer.set(deadlines.into_iter().flatten().min());
             let cancel = self.wire.cancel;
             let woke = tokio::select! {
                 biased;
@@ -332,7 +348,10 @@ impl<'a, R: Input, W: Output> Exchange<'a, R, W> {
                     self.wire.abort_seen = true;
                     owner.on_abort(&mut self.wire).await
                 }
-                Woke::Deadline => self.deadline(),
+                Woke::Deadline => match self.deadline() {
+                    Ok(()) => owner.on_deadline(Instant::now(), &mut self.wire).await,
+                    stop => stop,
+                },
                 Woke::Owner(wake) => owner.on_wake(wake, &mut self.wire).await,
                 Woke::Read(Ok(received)) => match received {
                     Received::Answer { .. } => Ok(()),

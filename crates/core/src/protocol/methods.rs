@@ -53,6 +53,8 @@ methods! {
     // An acknowledgement: `turn/completed` says how the turn ended.
     TURN_INTERRUPT = "turn/interrupt", ClientRequest, TurnInterrupt<'_> => serde::de::IgnoredAny;
     TURN_STEER = "turn/steer", ClientRequest, TurnSteer<'_> => TurnSteerResult;
+    // A review runs as a turn of the thread (`delivery: inline`).
+    REVIEW_START = "review/start", ClientRequest, ReviewStart<'_> => ReviewStartResult;
     // Read as values: the isolation checks fail closed on any shape they do not expect, and
     // report the part that was wrong (never the rest: the configuration can hold credentials).
     CONFIG_READ = "config/read", ClientRequest, ConfigRead<'_> => serde_json::Value;
@@ -80,6 +82,8 @@ methods! {
     TURN_PLAN_UPDATED = "turn/plan/updated", ServerNotification;
     TURN_DIFF_UPDATED = "turn/diff/updated", ServerNotification;
     ACCOUNT_RATE_LIMITS_UPDATED = "account/rateLimits/updated", ServerNotification;
+    THREAD_GOAL_UPDATED = "thread/goal/updated", ServerNotification;
+    PLAN_DELTA = "item/plan/delta", ServerNotification;
 
     COMMAND_EXECUTION_APPROVAL = "item/commandExecution/requestApproval", ServerRequest;
     FILE_CHANGE_APPROVAL = "item/fileChange/requestApproval", ServerRequest;
@@ -88,6 +92,8 @@ methods! {
     EXEC_COMMAND_APPROVAL = "execCommandApproval", ServerRequest;
     APPLY_PATCH_APPROVAL = "applyPatchApproval", ServerRequest;
     MCP_ELICITATION = "mcpServer/elicitation/request", ServerRequest;
+    REQUEST_USER_INPUT = "item/tool/requestUserInput", ServerRequest;
+    DYNAMIC_TOOL_CALL = "item/tool/call", ServerRequest;
 }
 
 /// A notification's name as `&'static str` when the turn handles it, so that routing needs no

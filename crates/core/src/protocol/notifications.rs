@@ -70,6 +70,12 @@ pub struct ItemHead {
     pub text: Option<String>,
     #[serde(default)]
     pub phase: Option<String>,
+    /// A command's process (`commandExecution`): a session that outlives its command has one.
+    #[serde(default, rename = "processId")]
+    pub process_id: Option<String>,
+    /// A command's command line (`commandExecution`).
+    #[serde(default)]
+    pub command: Option<String>,
 }
 
 /// `thread/tokenUsage/updated` params.

@@ -39,11 +39,13 @@ pub trait Request: Serialize {
     type Result: DeserializeOwned;
 }
 
-/// How every thread and turn of this package runs without asking anyone.
-#[derive(Serialize, Clone, Copy, Debug)]
-#[serde(rename_all = "lowercase")]
+/// When Codex asks before it acts. Threads always start with `never`; a turn of `access: 'ask'`
+/// runs `on-request` (Codex asks before it escalates beyond the sandbox).
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
 pub enum ApprovalPolicy {
     Never,
+    OnRequest,
 }
 
 /// The thread's sandbox. Always read-only: a writable thread sandbox in a git directory makes
@@ -60,6 +62,24 @@ pub enum ThreadSandbox {
 pub enum SandboxPolicy {
     DangerFullAccess,
     ReadOnly,
+    /// The workspace writable, Codex asking (under `on-request`) before anything beyond it.
+    WorkspaceWrite,
+}
+
+/// Codex's collaboration mode for a turn (plan mode plans and may ask questions). Experimental:
+/// sent only with `initialize.capabilities.experimentalApi`.
+#[derive(Serialize, Debug)]
+pub struct CollaborationMode<'a> {
+    pub mode: &'a str,
+    pub settings: ModeSettings<'a>,
+}
+
+/// The mode's settings: the model (the turn's, else the thread's); the rest Codex's own.
+#[derive(Serialize, Debug)]
+pub struct ModeSettings<'a> {
+    pub model: &'a str,
+    pub reasoning_effort: Option<&'a str>,
+    pub developer_instructions: Option<&'a str>,
 }
 
 #[derive(Serialize, Debug)]
@@ -115,6 +135,9 @@ pub struct ThreadStart<'a> {
     /// Configuration layered over the user's for this thread.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<Value>,
+    /// Not stored: not listed, not resumable (sent only when asked for).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ephemeral: bool,
 }
 
 /// `thread/resume`: `thread/start`'s params and the stored thread's id.
@@ -140,6 +163,24 @@ pub struct TurnStart<'a> {
     pub effort: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collaboration_mode: Option<CollaborationMode<'a>>,
+}
+
+/// A review of changes, run inline on the thread as a turn of it.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewStart<'a> {
+    pub thread_id: &'a str,
+    /// The protocol's `ReviewTarget`, as the caller gave it (checked in the options).
+    pub target: &'a RawValue,
+    pub delivery: &'static str,
+}
+
+/// `review/start` result: the review's turn (its id is what the review's items carry).
+#[derive(Deserialize, Debug)]
+pub struct ReviewStartResult {
+    pub turn: TurnRef,
 }
 
 #[derive(Serialize, Debug)]
@@ -283,6 +324,9 @@ pub struct ThreadResult {
 #[derive(Deserialize, Debug)]
 pub struct ThreadRef {
     pub id: String,
+    /// The model the thread runs (plan mode's settings name it when the turn gives none).
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// `turn/start` result (an acknowledgement).
@@ -312,8 +356,11 @@ mod tests {
             sandbox: ThreadSandbox::ReadOnly,
             model: None,
             config: None,
+            ephemeral: false,
         };
         assert_eq!(wire(&start), json!({"cwd": "/w", "approvalPolicy": "never", "sandbox": "read-only"}));
+        let ephemeral = ThreadStart { ephemeral: true, ..ThreadStart { model: None, config: None, ..start } };
+        assert_eq!(wire(&ephemeral)["ephemeral"], json!(true));
         let resume = ThreadResume { thread_id: "th", thread: ThreadStart { model: Some("m"), ..start } };
         assert_eq!(
             wire(&resume),
@@ -329,12 +376,31 @@ mod tests {
             model: None,
             effort: Some("low"),
             output_schema: Some(&schema),
+            collaboration_mode: None,
         };
         assert_eq!(
             wire(&turn),
             json!({"threadId": "th", "input": [{"type": "text", "text": "hi", "text_elements": []}], "cwd": "/w",
                    "approvalPolicy": "never", "sandboxPolicy": {"type": "dangerFullAccess"}, "effort": "low",
                    "outputSchema": {"type": "object"}})
+        );
+        let plan = TurnStart {
+            approval_policy: ApprovalPolicy::OnRequest,
+            sandbox_policy: SandboxPolicy::WorkspaceWrite,
+            output_schema: None,
+            effort: None,
+            collaboration_mode: Some(CollaborationMode {
+                mode: "plan",
+                settings: ModeSettings { model: "m", reasoning_effort: None, developer_instructions: None },
+            }),
+            ..turn
+        };
+        let plan = wire(&plan);
+        assert_eq!(plan["approvalPolicy"], "on-request");
+        assert_eq!(plan["sandboxPolicy"], json!({"type": "workspaceWrite"}));
+        assert_eq!(
+            plan["collaborationMode"],
+            json!({"mode": "plan", "settings": {"model": "m", "reasoning_effort": null, "developer_instructions": null}})
         );
         assert_eq!(serde_json::to_value(SandboxPolicy::ReadOnly).unwrap(), json!({"type": "readOnly"}));
         let list = McpServerStatusList { thread_id: "th", detail: "toolsAndAuthOnly", cursor: None };

@@ -57,6 +57,30 @@ pub struct Controls {
     steering: Mutex<Steering>,
     start: Mutex<Start>,
     readiness: watch::Sender<Option<Readiness>>,
+    /// Where a server request the app answers goes (the binding sets it before the turn runs).
+    app: Mutex<Option<AppHandler>>,
+    answers: Mutex<Answers>,
+}
+
+/// Hands the JSON text of `{key, method, id, params, agent}` to the app.
+pub type AppHandler = Box<dyn Fn(String) + Send + Sync>;
+
+/// What the app said to a server request.
+#[derive(Debug)]
+pub enum AppAnswer {
+    /// The reply to send (the method's response, checked against its schema by the caller).
+    Reply(serde_json::Value),
+    /// No answer (`undefined`, or the handler threw): the fixed policy's reply goes.
+    Pass,
+    /// An answer that does not fit the method's response: the fixed policy's reply goes, and a
+    /// diagnostic says why.
+    Unfit(String),
+}
+
+/// The app's answers on their way to the runner, by request key.
+struct Answers {
+    sender: mpsc::UnboundedSender<(u64, AppAnswer)>,
+    receiver: Option<mpsc::UnboundedReceiver<(u64, AppAnswer)>>,
 }
 
 /// The steers on their way to the runner: open until the turn ends.
@@ -75,10 +99,13 @@ impl Default for Controls {
     fn default() -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
         let (start, started) = oneshot::channel();
+        let (answer, answers) = mpsc::unbounded_channel();
         Controls {
             steering: Mutex::new(Steering { sender: Some(sender), receiver: Some(receiver) }),
             start: Mutex::new(Start { sender: Some(start), receiver: Some(started) }),
             readiness: watch::channel(None).0,
+            app: Mutex::new(None),
+            answers: Mutex::new(Answers { sender: answer, receiver: Some(answers) }),
         }
     }
 }
@@ -147,10 +174,39 @@ impl Controls {
         self.steering().receiver.take()
     }
 
+    /// Where the turn's server requests go for the app to answer.
+    pub fn set_app_handler(&self, handler: AppHandler) {
+        *self.app.lock().unwrap_or_else(|e| e.into_inner()) = Some(handler);
+    }
+
+    /// Hands a server request to the app; `false` when nobody takes them.
+    pub fn ask_app(&self, request: String) -> bool {
+        match self.app.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            Some(handler) => {
+                handler(request);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The app's answer to request `key`; one that comes too late is dropped by the runner.
+    pub fn answer(&self, key: u64, answer: AppAnswer) {
+        let _ = self.answers.lock().unwrap_or_else(|e| e.into_inner()).sender.send((key, answer));
+    }
+
+    /// The app's answers, for the runner; `None` once taken.
+    pub fn take_answers(&self) -> Option<mpsc::UnboundedReceiver<(u64, AppAnswer)>> {
+        self.answers.lock().unwrap_or_else(|e| e.into_inner()).receiver.take()
+    }
+
     /// The turn is over: every steer waiting, and every later one, is answered "ended".
     pub fn end_steering(&self) {
         let mut steering = self.steering();
         steering.sender = None;
         steering.receiver = None;
+        drop(steering);
+        // Nothing more goes to the app (its handler may hold the app's objects).
+        self.app.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 }

@@ -1,12 +1,13 @@
 //! How a turn's outcome becomes its terminal event, and the failures of the requests on the way.
 
+use super::ledger::Ledger;
 use super::state::TurnState;
 use crate::app_server::{self, Gone};
 use crate::events::{Cancellation, Status, Terminal};
 use crate::exchange::Stop;
 use crate::failure::{Code, Failure, FailureSource};
 use crate::isolation;
-use crate::protocol::CompletedTurn;
+use crate::protocol::{CompletedTurn, TurnError};
 use serde_json::{json, Value};
 
 /// Why the run stopped.
@@ -26,12 +27,16 @@ pub(super) struct Exit<'a> {
     pub stderr_tail: &'a dyn Fn() -> Vec<String>,
 }
 
-/// A failed terminal of this turn's thread and turn, with its usage so far; the ending fills in the rest.
+/// A failed terminal of this turn's thread and turn, with its usage so far, its agents and
+/// what the child's end cuts off; the ending fills in the rest.
 fn blank(state: &TurnState) -> Terminal {
     Terminal {
         thread_id: state.thread_id().map(str::to_string),
         turn_id: state.turn_id().map(str::to_string),
         usage: state.turn_usage(),
+        agents: state.agents(),
+        total_usage: state.total_usage(),
+        cut_off: state.cut_off(),
         ..Terminal::empty()
     }
 }
@@ -61,27 +66,45 @@ pub(super) fn terminal(ending: Ending, state: &TurnState, abort_seen: bool, exit
 /// What a turn the server completed amounts to (its `turnCompleted` event, and its terminal).
 pub(super) fn completed(state: &TurnState, structured: bool, completed: &CompletedTurn) -> Terminal {
     let mut terminal = blank(state);
+    let text = state.final_message(completed);
+    outcome(&mut terminal, completed, text, state.last_error());
+    if structured && terminal.status == Status::Completed {
+        let text = terminal.final_message.clone();
+        let invalid = |message: String| {
+            Failure::new(FailureSource::Turn, Code::StructuredOutputInvalid, message).with_detail(json!({"text": text}))
+        };
+        match text.as_deref().map(serde_json::from_str::<Value>) {
+            Some(Ok(value)) => terminal.structured_output = Some(value),
+            Some(Err(e)) => {
+                terminal.status = Status::Failed;
+                terminal.failure = Some(invalid(format!("the final message is not valid JSON: {e}")));
+            }
+            None => {
+                terminal.status = Status::Failed;
+                terminal.failure = Some(invalid("the turn completed without a final message".to_string()));
+            }
+        }
+    }
+    terminal
+}
+
+/// A sub-agent's turn the server completed: its `turnCompleted` event (nested in an `agent` event).
+pub(super) fn agent_turn(thread_id: &str, ledger: &Ledger, completed: &CompletedTurn) -> Terminal {
+    let mut terminal = Terminal {
+        thread_id: Some(thread_id.to_string()),
+        turn_id: Some(completed.id.clone()),
+        usage: ledger.usage(),
+        ..Terminal::empty()
+    };
+    outcome(&mut terminal, completed, ledger.final_message(completed), ledger.last_error());
+    terminal
+}
+
+/// Status, final message, cancellation and failure of a completed turn.
+fn outcome(terminal: &mut Terminal, completed: &CompletedTurn, text: Option<String>, last_error: Option<&TurnError>) {
     match completed.status.as_str() {
         "completed" => {
-            let text = state.final_message(completed);
             terminal.status = Status::Completed;
-            if structured {
-                let invalid = |message: String| {
-                    Failure::new(FailureSource::Turn, Code::StructuredOutputInvalid, message)
-                        .with_detail(json!({"text": text}))
-                };
-                match text.as_deref().map(serde_json::from_str::<Value>) {
-                    Some(Ok(value)) => terminal.structured_output = Some(value),
-                    Some(Err(e)) => {
-                        terminal.status = Status::Failed;
-                        terminal.failure = Some(invalid(format!("the final message is not valid JSON: {e}")));
-                    }
-                    None => {
-                        terminal.status = Status::Failed;
-                        terminal.failure = Some(invalid("the turn completed without a final message".to_string()));
-                    }
-                }
-            }
             terminal.final_message = text;
         }
         "interrupted" => {
@@ -89,7 +112,7 @@ pub(super) fn completed(state: &TurnState, structured: bool, completed: &Complet
             terminal.cancellation = Some(Cancellation::Interrupted);
         }
         status => {
-            let error = completed.error.as_ref().or(state.last_error());
+            let error = completed.error.as_ref().or(last_error);
             let message = match error {
                 Some(e) => e.message.clone(),
                 None => format!("the turn ended with status {status}"),
@@ -105,7 +128,6 @@ pub(super) fn completed(state: &TurnState, structured: bool, completed: &Complet
             terminal.failure = Some(failure);
         }
     }
-    terminal
 }
 
 /// In a read-only turn, an error or an unexpected answer while checking the isolation means

@@ -7,13 +7,15 @@
 //! for server requests ([`policy`]), what the caller gives a running turn ([`controls`]), and
 //! the ending ([`ending`]): how an outcome becomes the terminal event.
 
+mod agents;
 mod controls;
 mod ending;
+mod ledger;
 pub mod policy;
 mod session;
 pub mod state;
 
-pub use controls::{steer_outcome, Controls, Readiness, Steer};
+pub use controls::{steer_outcome, AppAnswer, AppHandler, Controls, Readiness, Steer};
 
 use crate::app_server::{self, NotStarted, Started};
 use crate::cancel::Cancel;
@@ -31,7 +33,7 @@ use ending::Ending;
 use serde_json::json;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tracing::field::Empty;
 use tracing::Instrument;
 
@@ -109,17 +111,35 @@ fn finish(handle: &Handle, terminal: Terminal) {
 pub async fn drive<R: Input, W: Output, P: ServerProcess>(
     reader: R,
     writer: W,
+    process: P,
+    options: &TurnOptions,
+    codex_path: &str,
+    turn_key: &str,
+    caller: (&EventStream, &Cancel, &Controls),
+) -> Terminal {
+    let prelude: session::Prelude = Arc::new(Mutex::new(None));
+    drive_with(reader, writer, process, options, codex_path, turn_key, caller, &prelude).await
+}
+
+/// [`drive`], with the stderr lines read before `started` in `prelude` (they follow it).
+#[allow(clippy::too_many_arguments)]
+async fn drive_with<R: Input, W: Output, P: ServerProcess>(
+    reader: R,
+    writer: W,
     mut process: P,
     options: &TurnOptions,
     codex_path: &str,
     turn_key: &str,
     (stream, cancel, controls): (&EventStream, &Cancel, &Controls),
+    prelude: &session::Prelude,
 ) -> Terminal {
     let conn = Connection::new(FrameReader::new(reader), writer);
     let mut exchange = Exchange::new(conn, cancel, options.request_timeout);
     let started = session::Started { turn_key, pid: process.pid(), codex_path };
-    let mut session = session::Session::new(options, stream, controls);
+    let mut session = session::Session::new(options, stream, controls, prelude);
     let ending = session.run(&mut exchange, started).await;
+    // A run that ended before `started` still shows what the server said on stderr.
+    session::flush_prelude(prelude, stream);
 
     let leaving = match ending {
         Ending::Eof => app_server::Leaving::Eof,
@@ -150,9 +170,17 @@ async fn start_and_drive(
 ) -> Terminal {
     let forwarded = AtomicUsize::new(0);
     let sink = stream.clone();
+    // Held until `started` has gone out: it is always the first event.
+    let prelude: session::Prelude = Arc::new(Mutex::new(Some(Vec::new())));
+    let held = prelude.clone();
     let on_stderr: LineSink = Box::new(move |line| {
         if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
-            sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line });
+            // Codex colours its stderr even on a pipe: the app gets the words, not the escapes.
+            let line = crate::text::plain_line(&line);
+            match held.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                Some(lines) => lines.push(line),
+                None => sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line }),
+            }
         }
     });
     let prepare = |resolved| prepare_launch(options, resolved);
@@ -163,7 +191,7 @@ async fn start_and_drive(
             Err(NotStarted::Failed(failure)) => return Terminal::failed(failure),
         };
     let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
-    drive(stdout, stdin, child, options, &codex_path, turn_key, (stream, cancel, controls)).await
+    drive_with(stdout, stdin, child, options, &codex_path, turn_key, (stream, cancel, controls), &prelude).await
 }
 
 /// The child to start: `app-server` with the arguments the options call for.

@@ -1,4 +1,7 @@
-//! How server-to-client requests are answered: at once, by table, never by a person.
+//! How server-to-client requests are answered when the app does not answer them: at once, by
+//! table. Full access grants what Codex asks; read-only refuses everything; `ask` (where the app
+//! answers through its handler) declines whatever the handler left unanswered. When a turn is
+//! ending, a waiting request is answered by its "cancel" row, so that nothing waits for it.
 
 use crate::events::ReplyKind;
 use crate::exchange::refusal;
@@ -6,47 +9,109 @@ use crate::options::Access;
 use crate::protocol::{method, RpcError};
 use serde_json::{json, Value};
 
-/// Replies under full access. Everything not listed, and everything under read-only access,
-/// gets a JSON-RPC method error.
-const FULL_ACCESS: &[(&str, ReplyKind)] = &[
-    (method::COMMAND_EXECUTION_APPROVAL, ReplyKind::Accepted),
-    (method::FILE_CHANGE_APPROVAL, ReplyKind::Accepted),
-    (method::PERMISSIONS_APPROVAL, ReplyKind::GrantedEmpty),
-    // Legacy v1 approvals answer with a ReviewDecision.
-    (method::EXEC_COMMAND_APPROVAL, ReplyKind::Accepted),
-    (method::APPLY_PATCH_APPROVAL, ReplyKind::Accepted),
-    // Codex auto-declines server elicitations under approval `never`; one that still arrives
-    // is declined rather than left to hang the MCP server.
-    (method::MCP_ELICITATION, ReplyKind::Declined),
-];
-
 pub struct Answer {
     pub kind: ReplyKind,
     pub result: Option<Value>,
     pub error: Option<RpcError>,
 }
 
+impl Answer {
+    fn result(kind: ReplyKind, result: Value) -> Answer {
+        Answer { kind, result: Some(result), error: None }
+    }
+
+    /// The reply as the wire has it.
+    pub fn reply(&self) -> Result<&Value, &RpcError> {
+        match (&self.result, &self.error) {
+            (Some(result), None) => Ok(result),
+            (_, Some(error)) => Err(error),
+            (None, None) => unreachable!("an answer has a result or an error"),
+        }
+    }
+}
+
+/// One row: a method and its answer under full access, under `ask` when the app said nothing,
+/// and when the turn is ending. `None`: a JSON-RPC method error.
+struct Row {
+    method: &'static str,
+    full: Option<(ReplyKind, fn() -> Value)>,
+    ask: Option<(ReplyKind, fn() -> Value)>,
+    cancel: Option<fn() -> Value>,
+}
+
+const TABLE: &[Row] = &[
+    Row {
+        method: method::COMMAND_EXECUTION_APPROVAL,
+        full: Some((ReplyKind::Accepted, || json!({"decision": "accept"}))),
+        ask: Some((ReplyKind::Declined, || json!({"decision": "decline"}))),
+        cancel: Some(|| json!({"decision": "cancel"})),
+    },
+    Row {
+        method: method::FILE_CHANGE_APPROVAL,
+        full: Some((ReplyKind::Accepted, || json!({"decision": "accept"}))),
+        ask: Some((ReplyKind::Declined, || json!({"decision": "decline"}))),
+        cancel: Some(|| json!({"decision": "cancel"})),
+    },
+    // An empty profile grants nothing beyond what the turn has.
+    Row {
+        method: method::PERMISSIONS_APPROVAL,
+        full: Some((ReplyKind::GrantedEmpty, || json!({"permissions": {}}))),
+        ask: Some((ReplyKind::GrantedEmpty, || json!({"permissions": {}}))),
+        cancel: Some(|| json!({"permissions": {}})),
+    },
+    // The legacy (v1) approvals answer with a ReviewDecision.
+    Row {
+        method: method::EXEC_COMMAND_APPROVAL,
+        full: Some((ReplyKind::Accepted, || json!({"decision": "approved"}))),
+        ask: Some((ReplyKind::Declined, || json!({"decision": {"denied": {"rejection": "declined by the app"}}}))),
+        cancel: Some(|| json!({"decision": "abort"})),
+    },
+    Row {
+        method: method::APPLY_PATCH_APPROVAL,
+        full: Some((ReplyKind::Accepted, || json!({"decision": "approved"}))),
+        ask: Some((ReplyKind::Declined, || json!({"decision": {"denied": {"rejection": "declined by the app"}}}))),
+        cancel: Some(|| json!({"decision": "abort"})),
+    },
+    // Codex auto-declines server elicitations under approval `never`; one that still arrives
+    // is declined rather than left to hang the MCP server.
+    Row {
+        method: method::MCP_ELICITATION,
+        full: Some((ReplyKind::Declined, || json!({"action": "decline", "content": null, "_meta": null}))),
+        ask: Some((ReplyKind::Declined, || json!({"action": "decline", "content": null, "_meta": null}))),
+        cancel: Some(|| json!({"action": "cancel", "content": null, "_meta": null})),
+    },
+];
+
+/// The fixed policy's answer to `method` under `access`.
 pub fn answer(method: &str, access: Access) -> Answer {
-    let kind = match access {
-        Access::Full => FULL_ACCESS.iter().find(|(m, _)| *m == method).map(|(_, k)| *k),
+    let row = TABLE.iter().find(|row| row.method == method);
+    let granted = match access {
+        Access::Full => row.and_then(|row| row.full),
+        Access::Ask => row.and_then(|row| row.ask),
         Access::ReadOnly => None,
     };
-    let result = match (kind, method) {
-        (Some(ReplyKind::Accepted), method::EXEC_COMMAND_APPROVAL | method::APPLY_PATCH_APPROVAL) => {
-            json!({"decision": "approved"})
-        }
-        (Some(ReplyKind::Accepted), _) => json!({"decision": "accept"}),
-        (Some(ReplyKind::GrantedEmpty), _) => json!({"permissions": {}}),
-        (Some(ReplyKind::Declined), _) => json!({"action": "decline"}),
-        (Some(ReplyKind::MethodError) | None, _) => {
+    match granted {
+        Some((kind, result)) => Answer::result(kind, result()),
+        None => {
             let message = match access {
-                Access::Full => format!("{method} is not supported by this client"),
                 Access::ReadOnly => format!("{method} refused: this turn is read-only and grants nothing"),
+                _ => format!("{method} is not supported by this client"),
             };
-            return Answer { kind: ReplyKind::MethodError, result: None, error: Some(refusal(message)) };
+            Answer { kind: ReplyKind::MethodError, result: None, error: Some(refusal(message)) }
         }
-    };
-    Answer { kind: kind.expect("matched above"), result: Some(result), error: None }
+    }
+}
+
+/// The answer to `method` while the turn is ending: cancelled where the method can say so.
+pub fn cancelled(method: &str) -> Answer {
+    match TABLE.iter().find(|row| row.method == method).and_then(|row| row.cancel) {
+        Some(result) => Answer::result(ReplyKind::Cancelled, result()),
+        None => Answer {
+            kind: ReplyKind::Cancelled,
+            result: None,
+            error: Some(refusal(format!("{method} cancelled: the turn is ending"))),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -62,7 +127,11 @@ mod tests {
             ("item/permissions/requestApproval", ReplyKind::GrantedEmpty, Some(json!({"permissions":{}}))),
             ("execCommandApproval", ReplyKind::Accepted, Some(json!({"decision":"approved"}))),
             ("applyPatchApproval", ReplyKind::Accepted, Some(json!({"decision":"approved"}))),
-            ("mcpServer/elicitation/request", ReplyKind::Declined, Some(json!({"action":"decline"}))),
+            (
+                "mcpServer/elicitation/request",
+                ReplyKind::Declined,
+                Some(json!({"action":"decline","content":null,"_meta":null})),
+            ),
             ("item/tool/call", ReplyKind::MethodError, None),
             ("account/chatgptAuthTokens/refresh", ReplyKind::MethodError, None),
             ("attestation/generate", ReplyKind::MethodError, None),
@@ -84,5 +153,22 @@ mod tests {
             assert_eq!(a.kind, ReplyKind::MethodError);
             assert!(a.result.is_none());
         }
+    }
+
+    #[test]
+    fn ask_declines_what_the_app_left_unanswered() {
+        let a = answer("item/commandExecution/requestApproval", Access::Ask);
+        assert_eq!((a.kind, a.result), (ReplyKind::Declined, Some(json!({"decision": "decline"}))));
+        assert_eq!(answer("execCommandApproval", Access::Ask).kind, ReplyKind::Declined);
+        assert_eq!(answer("item/tool/requestUserInput", Access::Ask).kind, ReplyKind::MethodError);
+    }
+
+    #[test]
+    fn an_ending_turn_cancels_what_waits() {
+        let a = cancelled("item/commandExecution/requestApproval");
+        assert_eq!((a.kind, a.result), (ReplyKind::Cancelled, Some(json!({"decision": "cancel"}))));
+        assert_eq!(cancelled("applyPatchApproval").result, Some(json!({"decision": "abort"})));
+        let user_input = cancelled("item/tool/requestUserInput");
+        assert_eq!((user_input.kind, user_input.error.map(|e| e.code)), (ReplyKind::Cancelled, Some(METHOD_NOT_FOUND)));
     }
 }

@@ -1,70 +1,85 @@
-//! The turn state machine: decides which notifications belong to the owned thread and turn,
-//! turns them into harness events, and keeps what the terminal frame needs (final message,
-//! usage, completion). Pure: no I/O, so every interleaving can be tested directly.
+//! The turn state machine: decides which notifications belong to the turn — its own thread's
+//! turn (and the turns Codex runs on for it: goal continuations, a review's inner turn), and
+//! the threads of its sub-agents ([`super::agents`]) — turns them into harness events through
+//! each thread's ledger ([`super::ledger`]), and keeps what the terminal event needs. Pure: no
+//! I/O, so every interleaving can be tested directly.
 
-use crate::events::{HarnessEvent, PassthroughReason, ReasoningPart, Usage};
-use crate::protocol::{
-    method, params, params_of, CompletedTurn, Delta, DiffUpdatedParams, ErrorParams, ItemHead, PlanUpdatedParams,
-    RateLimitsUpdatedParams, Scope, TokenUsageParams, TurnCompletedParams, TurnError,
-};
+use super::agents::{Agents, CollabCall, Held, SubAgentActivity};
+use super::ledger::{Handled, Ledger};
+use crate::events::{AgentOutcome, AgentRef, CutOff, HarnessEvent, PassthroughReason, Usage};
+use crate::protocol::{method, params, params_of, CompletedTurn, ItemHead, Scope, TurnError};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
-/// A notification whose owner cannot be decided yet (its thread or turn id is not known).
-struct Held {
-    method: Cow<'static, str>,
-    scope: Scope,
-    line: String,
-}
-
+/// Who a notification belongs to.
 enum Owner {
-    Owned,
+    /// The turn's own thread.
+    Own,
+    /// One of the turn's sub-agents.
+    Agent(String),
     Foreign(PassthroughReason),
+    /// Not decidable yet: its thread or turn id is not known.
     Undecided,
+    /// A thread not known while a spawn of the turn is in flight: it may be the spawn's child.
+    Spawning,
 }
 
-/// What an owned notification amounts to. Events are nearly every answer, and each goes on
-/// into the queue at once: boxing them would cost an allocation per event.
-#[allow(clippy::large_enum_variant)]
-enum Handled {
-    /// Its dedicated event.
-    Event(HarnessEvent),
-    /// A change of the state only.
-    Quiet,
-    /// No dedicated event, or params of an unexpected shape: it goes out as `native`, so that
-    /// nothing is dropped.
-    Native,
+/// `turn/started` params, as far as ownership needs them.
+#[derive(Deserialize)]
+struct TurnStarted {
+    turn: StartedTurn,
 }
 
-/// A completed agent message of the turn.
-struct AgentMessage {
-    item_id: String,
-    text: String,
-    /// Its phase is `final_answer`.
-    is_final: bool,
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StartedTurn {
+    #[serde(default)]
+    root_turn_id: Option<String>,
+}
+
+/// The goal of the turn's thread, as far as the end of a turn needs it.
+#[derive(Deserialize)]
+struct Goal {
+    #[serde(default)]
+    objective: String,
+    #[serde(default)]
+    status: String,
+}
+
+#[derive(Deserialize)]
+struct GoalUpdated {
+    goal: Goal,
 }
 
 #[derive(Default)]
 pub struct TurnState {
     thread_id: Option<String>,
+    /// The turn the caller asked for (a review's: the turn its items carry).
     turn_id: Option<String>,
     /// `turn/start` has been sent: the next turn on our thread is ours.
     turn_requested: bool,
+    /// The turns of our thread that are the turn's: the user's, and those Codex ran on for it.
+    own_turns: Vec<String>,
+    /// Frames whose owner cannot be decided yet.
     held: Vec<Held>,
-    /// Completed agent messages of this turn, in order.
-    messages: Vec<AgentMessage>,
-    /// The agent message being streamed and its text so far (restarted by a repeated start):
-    /// the last resort for the final message when no completed item carries it.
-    streaming: Option<(String, String)>,
+    own: Ledger,
     turn_announced: bool,
-    /// The thread's total before this turn (from usage updates of earlier turns).
-    usage_baseline: Usage,
-    usage_total: Option<Usage>,
-    completion: Option<CompletedTurn>,
-    last_error: Option<TurnError>,
+    agents: Agents,
+    goal: Option<Goal>,
+    /// The run ends only when the thread and every agent are idle and no goal continuation is due.
+    until_idle: bool,
+    /// The run's end has been reached (see [`TurnState::take_completion`]).
+    ended: bool,
+    /// An active goal's continuation was waited for long enough: it is not coming.
+    continuation_given_up: bool,
 }
 
 impl TurnState {
+    pub fn new(until_idle: bool) -> TurnState {
+        TurnState { until_idle, ..TurnState::default() }
+    }
+
     pub fn thread_id(&self) -> Option<&str> {
         self.thread_id.as_deref()
     }
@@ -73,8 +88,9 @@ impl TurnState {
         self.turn_id.as_deref()
     }
 
+    /// The run reached its end: nothing more is asked of the server.
     pub fn is_completed(&self) -> bool {
-        self.completion.is_some()
+        self.ended
     }
 
     /// Our thread is known (from the `thread/start` or `thread/resume` response).
@@ -87,50 +103,132 @@ impl TurnState {
         self.turn_requested = true;
     }
 
-    /// Our turn id is known (from the `turn/start` acknowledgement).
+    /// Our turn id is known (from the `turn/start` or `review/start` answer).
     pub fn set_turn(&mut self, turn_id: String, out: &mut Vec<HarnessEvent>) {
         self.adopt_turn(&turn_id, out);
     }
 
-    /// `turnStarted` goes out once, as soon as the turn id is known, whether it came from
-    /// `turn/started` or from the acknowledgement (the notification may come later or never).
-    fn announce_turn(&mut self, out: &mut Vec<HarnessEvent>) {
-        if !self.turn_announced {
-            if let (Some(thread_id), Some(turn_id)) = (&self.thread_id, &self.turn_id) {
-                self.turn_announced = true;
-                out.push(HarnessEvent::TurnStarted { thread_id: thread_id.clone(), turn_id: turn_id.clone() });
+    /// The turn that ended, when the run may end: with `until: 'turnCompleted'` once the turn
+    /// completed; with `until: 'idle'` once the thread and every agent are idle and no goal
+    /// continuation is due (a goal still `active` at `turn/completed` is the signal that one comes).
+    pub fn take_completion(&mut self) -> Option<CompletedTurn> {
+        if self.ended || self.own.running() {
+            return None;
+        }
+        let completion = self.own.completion()?;
+        if self.until_idle && (self.agents.busy() || self.continuation_due()) {
+            return None;
+        }
+        // The user's turn (`turn/completed` of a review carries the review's id, which is ours).
+        if !self.until_idle && Some(completion.id.as_str()) != self.turn_id.as_deref() {
+            return None;
+        }
+        self.ended = true;
+        let completion = self.own.completion()?;
+        Some(CompletedTurn {
+            id: completion.id.clone(),
+            status: completion.status.clone(),
+            error: completion.error.clone(),
+            items: completion.items.clone(),
+        })
+    }
+
+    /// The thread's last turn completed with its goal still active: Codex starts a continuation
+    /// on its own (nothing announces it).
+    pub fn continuation_due(&self) -> bool {
+        !self.continuation_given_up
+            && !self.own.running()
+            && self.own.completion().is_some_and(|c| c.status == "completed")
+            && self.goal.as_ref().is_some_and(|g| g.status == "active")
+    }
+
+    /// No continuation came for the active goal: the run may end (the goal is named as cut off).
+    pub fn stop_waiting_for_continuation(&mut self) {
+        self.continuation_given_up = true;
+    }
+
+    /// The error of the last non-retried `error` notification of our thread, if any.
+    pub fn last_error(&self) -> Option<&TurnError> {
+        self.own.last_error()
+    }
+
+    /// This turn's usage (its continuations' included): the thread total now minus before.
+    pub fn turn_usage(&self) -> Option<Usage> {
+        self.own.usage()
+    }
+
+    /// `turn_usage` and every agent's usage together.
+    pub fn total_usage(&self) -> Option<Usage> {
+        match (self.turn_usage(), self.agents.usage()) {
+            (Some(own), Some(agents)) => Some(own.plus(agents)),
+            (own, agents) => own.or(agents),
+        }
+    }
+
+    pub fn final_message(&self, completed: &CompletedTurn) -> Option<String> {
+        self.own.final_message(completed)
+    }
+
+    pub fn agents(&self) -> Vec<AgentOutcome> {
+        self.agents.outcomes()
+    }
+
+    /// The sub-agent a server request of `thread_id` comes from, when it is one of the turn's.
+    pub fn agent_of(&self, thread_id: &str) -> Option<AgentRef> {
+        self.agents.get(thread_id).map(|a| a.reference.clone())
+    }
+
+    /// The turns running now, the turn's own and its agents': what an abort interrupts.
+    pub fn live_turns(&self) -> Vec<(String, String)> {
+        let own = self.thread_id.iter().zip(self.own.turn_id()).filter(|_| self.own.running());
+        let own = own.map(|(t, u)| (t.clone(), u.to_string()));
+        let agents = self.agents.all().iter().filter(|a| a.ledger.running());
+        let agents = agents.filter_map(|a| a.ledger.turn_id().map(|t| (a.reference.thread_id.clone(), t.to_string())));
+        own.chain(agents).collect()
+    }
+
+    /// What Codex was still doing, or would have done, if the child ended now.
+    pub fn cut_off(&self) -> Vec<CutOff> {
+        let mut cut = Vec::new();
+        for agent in self.agents.all().iter().filter(|a| a.busy()) {
+            cut.push(CutOff::Agent {
+                thread_id: agent.reference.thread_id.clone(),
+                nickname: agent.reference.nickname.clone(),
+            });
+        }
+        if let Some(goal) = self.goal.as_ref().filter(|g| g.status == "active") {
+            cut.push(CutOff::Goal { objective: goal.objective.clone(), status: goal.status.clone() });
+        }
+        let ledgers = std::iter::once(&self.own).chain(self.agents.all().iter().map(|a| &a.ledger));
+        for item in ledgers.flat_map(|l| l.open_items()) {
+            if let Some((process_id, command)) = &item.terminal {
+                cut.push(CutOff::BackgroundTerminal {
+                    item_id: item.id.clone(),
+                    process_id: process_id.clone(),
+                    command: command.clone(),
+                });
             }
         }
+        cut
     }
 
-    pub fn take_completion(&mut self) -> Option<CompletedTurn> {
-        self.completion.take()
-    }
-
-    /// The error of the last non-retried `error` notification, if any.
-    pub fn last_error(&self) -> Option<&TurnError> {
-        self.last_error.as_ref()
-    }
-
-    /// This turn's usage: the thread total now minus the total before the turn.
-    pub fn turn_usage(&self) -> Option<Usage> {
-        self.usage_total.map(|total| total.since(self.usage_baseline))
-    }
-
-    /// The final answer: the last completed agent message marked `final_answer`, else the last
-    /// completed agent message, else the last agent message among `turn/completed`'s items.
-    pub fn final_message(&self, completed: &CompletedTurn) -> Option<String> {
-        if let Some(message) = self.messages.iter().rev().find(|m| m.is_final).or(self.messages.last()) {
-            return Some(message.text.clone());
+    /// The run ends: every item still open is closed for the app.
+    pub fn drop_open(&mut self, out: &mut Vec<HarnessEvent>) {
+        self.own.drop_open(true, &mut |event| out.push(event));
+        for agent in self.agents.all_mut() {
+            let reference = agent.reference.clone();
+            agent.ledger.drop_open(true, &mut |event| {
+                out.push(HarnessEvent::Agent { agent: reference.clone(), event: Box::new(event) })
+            });
         }
-        completed
-            .items
-            .iter()
-            .rev()
-            .filter_map(|item| serde_json::from_str::<ItemHead>(item.get()).ok())
-            .find(|head| head.kind == "agentMessage")
-            .and_then(|head| head.text)
-            .or_else(|| self.streaming.as_ref().map(|(_, text)| text.clone()))
+    }
+
+    /// `turnStarted` goes out for each of the turn's turns on our thread, once its id is known,
+    /// whether it came from `turn/started` or from the acknowledgement.
+    fn announce_turn(&mut self, turn_id: &str, out: &mut Vec<HarnessEvent>) {
+        if let Some(thread_id) = &self.thread_id {
+            out.push(HarnessEvent::TurnStarted { thread_id: thread_id.clone(), turn_id: turn_id.to_string() });
+        }
     }
 
     fn replay_held(&mut self, out: &mut Vec<HarnessEvent>) {
@@ -139,27 +237,77 @@ impl TurnState {
         }
     }
 
-    fn owner(&self, method: &str, scope: &Scope) -> Owner {
-        if let Some(thread) = scope.thread_id() {
-            match &self.thread_id {
-                None => return Owner::Undecided,
-                Some(ours) if ours != thread => return Owner::Foreign(PassthroughReason::ForeignThread),
-                Some(_) => {}
+    /// Whether `turn_id` started on behalf of the turn (its own turn, a continuation, or a turn
+    /// of one of its agents).
+    fn is_root(&self, turn_id: &str) -> bool {
+        self.own_turns.iter().any(|t| t == turn_id) || self.agents.has_turn(turn_id)
+    }
+
+    fn owner(&mut self, method: &str, scope: &Scope, line: &str, out: &mut Vec<HarnessEvent>) -> Owner {
+        let Some(thread) = scope.thread_id() else {
+            return match (scope.turn_id(), &self.turn_id) {
+                (None, _) => Owner::Own,
+                (Some(turn), Some(ours)) if turn == ours => Owner::Own,
+                (Some(_), None) if self.turn_requested => Owner::Undecided,
+                (Some(_), _) => Owner::Foreign(PassthroughReason::ForeignTurn),
+            };
+        };
+        let Some(ours) = &self.thread_id else {
+            return Owner::Undecided;
+        };
+        if thread != ours {
+            if self.agents.get(thread).is_some() {
+                return Owner::Agent(thread.to_string());
             }
-        }
-        if let Some(turn) = scope.turn_id() {
-            match &self.turn_id {
-                Some(ours) if ours == turn => {}
-                Some(_) => return Owner::Foreign(PassthroughReason::ForeignTurn),
-                // Our thread runs one turn at a time: once ours is requested, the turn that
-                // starts (or completes, if `turn/started` never came) on it is ours.
-                None if self.turn_requested && (method == method::TURN_STARTED || method == method::TURN_COMPLETED) => {
+            if method == method::TURN_STARTED {
+                if let Some(started) = params::<TurnStarted>(line) {
+                    if started.turn.root_turn_id.as_deref().is_some_and(|root| self.is_root(root)) {
+                        // A thread working on behalf of the turn: a sub-agent of it.
+                        let thread = thread.to_string();
+                        self.agents.adopt(&thread, 1, None);
+                        return Owner::Agent(thread);
+                    }
                 }
-                None if self.turn_requested => return Owner::Undecided,
-                None => return Owner::Foreign(PassthroughReason::ForeignTurn),
+            }
+            if self.agents.spawning() {
+                return Owner::Spawning;
+            }
+            return Owner::Foreign(PassthroughReason::ForeignThread);
+        }
+        let Some(turn) = scope.turn_id() else {
+            return Owner::Own;
+        };
+        if self.own_turns.iter().any(|t| t == turn) {
+            return Owner::Own;
+        }
+        if method == method::TURN_STARTED || method == method::TURN_COMPLETED {
+            let root = params::<TurnStarted>(line).and_then(|s| s.turn.root_turn_id).filter(|r| r != turn);
+            if let Some(root) = &root {
+                if self.is_root(root) {
+                    // A goal continuation, or a review's inner turn: Codex runs on for the turn.
+                    self.own_turns.push(turn.to_string());
+                    if method == method::TURN_STARTED {
+                        self.announce_turn(turn, out);
+                    }
+                    return Owner::Own;
+                }
+            }
+            // Our thread runs one turn at a time: once ours is requested, the turn that starts
+            // (or completes, if `turn/started` never came) on it is ours — the root of its chain
+            // when it names one (a review's turn carries the review's id in its items).
+            if self.turn_id.is_none() && self.turn_requested {
+                let turn = turn.to_string();
+                self.adopt_turn(root.as_deref().unwrap_or(&turn), out);
+                if !self.own_turns.contains(&turn) {
+                    self.own_turns.push(turn);
+                }
+                return Owner::Own;
             }
         }
-        Owner::Owned
+        if self.turn_id.is_none() && self.turn_requested {
+            return Owner::Undecided;
+        }
+        Owner::Foreign(PassthroughReason::ForeignTurn)
     }
 
     /// Routes one notification, given the scope read from its params and its line.
@@ -170,131 +318,115 @@ impl TurnState {
         line: String,
         out: &mut Vec<HarnessEvent>,
     ) {
-        match self.owner(&method, &scope) {
+        match self.owner(&method, &scope, &line, out) {
             Owner::Undecided => self.held.push(Held { method, scope, line }),
+            Owner::Spawning => self.agents.held.push(Held { method, scope, line }),
             Owner::Foreign(reason) => {
-                if reason == PassthroughReason::ForeignTurn
-                    && method == method::TOKEN_USAGE_UPDATED
-                    && self.usage_total.is_none()
-                {
+                if reason == PassthroughReason::ForeignTurn && method == method::TOKEN_USAGE_UPDATED {
                     // Usage of an earlier turn on our (resumed) thread, replayed by the server:
                     // the thread total before this turn.
-                    if let Some(p) = params::<TokenUsageParams>(&line) {
-                        self.usage_baseline = p.token_usage.total.into();
-                    }
+                    self.own.earlier_usage(&line);
                 }
-                out.push(HarnessEvent::Passthrough { reason, message: raw(line) });
+                out.push(HarnessEvent::Passthrough { reason, message: raw(line) })
             }
-            Owner::Owned => match self.owned(&method, &mut scope, &line, out) {
-                Handled::Event(event) => out.push(event),
-                Handled::Quiet => {}
-                Handled::Native => out.push(HarnessEvent::Native {
-                    method: method.into_owned(),
-                    params: params_of(&line).unwrap_or_else(null),
-                }),
-            },
+            Owner::Own => self.own_notification(&method, &mut scope, &line, out),
+            Owner::Agent(thread) => self.agent_notification(&thread, &method, &mut scope, &line, out),
         }
     }
 
-    /// What an owned notification amounts to.
-    fn owned(&mut self, method: &str, scope: &mut Scope, line: &str, out: &mut Vec<HarnessEvent>) -> Handled {
-        // Only the notifications without a delta or an item need their params whole.
-        let handled = match method {
-            method::TURN_STARTED => scope.turn_id().map(|turn| {
-                self.adopt_turn(turn, out);
-                Handled::Quiet
-            }),
-            method::TURN_COMPLETED => params::<TurnCompletedParams>(line).map(|c| {
-                self.adopt_turn(&c.turn.id, out);
-                self.completion = Some(c.turn);
-                Handled::Quiet
-            }),
-            method::ITEM_STARTED | method::ITEM_COMPLETED => scope.take_item().map(|item| {
-                let started = method == method::ITEM_STARTED;
-                if let Ok(head) = serde_json::from_str::<ItemHead>(item.get()) {
-                    if head.kind == "agentMessage" {
-                        // A repeated start (a retried stream) restarts the message.
-                        self.messages.retain(|m| m.item_id != head.id);
-                        if started {
-                            self.streaming = Some((head.id.clone(), String::new()));
-                        } else {
-                            let is_final = head.phase.as_deref() == Some("final_answer");
-                            self.messages.push(AgentMessage {
-                                item_id: head.id,
-                                text: head.text.unwrap_or_default(),
-                                is_final,
-                            });
-                        }
-                    }
-                }
-                Handled::Event(if started {
-                    HarnessEvent::ItemStarted { item }
-                } else {
-                    HarnessEvent::ItemCompleted { item }
-                })
-            }),
-            method::AGENT_MESSAGE_DELTA => Delta::of(scope).map(|d| {
-                if let Some((id, text)) = &mut self.streaming {
-                    if *id == d.item_id {
-                        text.push_str(&d.delta);
-                    }
-                }
-                Handled::Event(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta })
-            }),
-            method::REASONING_SUMMARY_DELTA | method::REASONING_TEXT_DELTA => Delta::of(scope).map(|d| {
-                let (part, index) = if method == method::REASONING_SUMMARY_DELTA {
-                    (ReasoningPart::Summary, d.summary_index)
-                } else {
-                    (ReasoningPart::Text, d.content_index)
-                };
-                Handled::Event(HarnessEvent::ReasoningDelta {
-                    item_id: d.item_id,
-                    delta: d.delta,
-                    part,
-                    index: index.unwrap_or(0),
-                })
-            }),
-            method::COMMAND_OUTPUT_DELTA => Delta::of(scope)
-                .map(|d| Handled::Event(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta })),
-            method::TOKEN_USAGE_UPDATED => params::<TokenUsageParams>(line).map(|u| {
-                let total: Usage = u.token_usage.total.into();
-                if self.usage_total.is_none() {
-                    // The thread total before this turn's first model response. Exact even
-                    // when the server did not replay the earlier usage on resume.
-                    if let Some(last) = u.token_usage.last {
-                        self.usage_baseline = total.since(last.into());
-                    }
-                }
-                self.usage_total = Some(total);
-                Handled::Event(HarnessEvent::Usage {
-                    turn: total.since(self.usage_baseline),
-                    thread: total,
-                    context_window: u.token_usage.model_context_window,
-                })
-            }),
-            method::TURN_PLAN_UPDATED => params::<PlanUpdatedParams>(line)
-                .map(|p| Handled::Event(HarnessEvent::Plan { explanation: p.explanation, plan: p.plan })),
-            method::TURN_DIFF_UPDATED => {
-                params::<DiffUpdatedParams>(line).map(|d| Handled::Event(HarnessEvent::Diff { diff: d.diff }))
+    fn own_notification(&mut self, method: &str, scope: &mut Scope, line: &str, out: &mut Vec<HarnessEvent>) {
+        if method == method::THREAD_GOAL_UPDATED {
+            if let Some(updated) = params::<GoalUpdated>(line) {
+                self.goal = Some(updated.goal);
             }
-            method::ACCOUNT_RATE_LIMITS_UPDATED => params::<RateLimitsUpdatedParams>(line)
-                .map(|r| Handled::Event(HarnessEvent::RateLimits { rate_limits: r.rate_limits })),
-            method::ERROR => params::<ErrorParams>(line).map(|e| {
-                if e.will_retry {
-                    Handled::Event(HarnessEvent::Retrying {
-                        message: e.error.message,
-                        codex_error_info: e.error.codex_error_info,
-                    })
-                } else {
-                    // The failure itself is reported by `turn/completed`; the notification
-                    // still goes out as `native`.
-                    self.last_error = Some(e.error);
-                    Handled::Native
-                }
+            if let Some(goal) = params_of(line).and_then(|p| goal_of(&p)) {
+                out.push(HarnessEvent::Goal { goal });
+                return;
+            }
+        }
+        let mut spawned = Vec::new();
+        let mut emit = |event: HarnessEvent| out.push(event);
+        let handled = self.own.notification(method, scope, line, &mut emit, |head, item, started| {
+            spawned.extend(collab_of(head, item, started));
+        });
+        match handled {
+            Handled::Event(event) => out.push(event),
+            Handled::Quiet => {}
+            Handled::Native => out.push(HarnessEvent::Native {
+                method: method.to_string(),
+                params: params_of(line).unwrap_or_else(null),
             }),
-            _ => None,
+        }
+        // A later turn of ours completing is not the turn's end (a continuation's, before its
+        // successor): the app still sees it.
+        if method == method::TURN_COMPLETED && scope.turn_id() != self.turn_id.as_deref() {
+            out.push(HarnessEvent::Native { method: method.to_string(), params: params_of(line).unwrap_or_else(null) });
+        }
+        self.found_agents(spawned, 0, out);
+    }
+
+    fn agent_notification(
+        &mut self,
+        thread: &str,
+        method: &str,
+        scope: &mut Scope,
+        line: &str,
+        out: &mut Vec<HarnessEvent>,
+    ) {
+        let Some(agent) = self.agents.get_mut(thread) else { return };
+        let reference = agent.reference.clone();
+        let wrap = |event: HarnessEvent| HarnessEvent::Agent { agent: reference.clone(), event: Box::new(event) };
+        if method == method::TURN_STARTED {
+            agent.started = true;
+            if let Some(turn) = scope.turn_id() {
+                out.push(wrap(HarnessEvent::TurnStarted { thread_id: thread.to_string(), turn_id: turn.to_string() }));
+            }
+        }
+        let mut spawned = Vec::new();
+        let mut inner = Vec::new();
+        let handled =
+            agent.ledger.notification(method, scope, line, &mut |event| inner.push(event), |head, item, started| {
+                spawned.extend(collab_of(head, item, started));
+            });
+        out.extend(inner.into_iter().map(&wrap));
+        let event = match handled {
+            Handled::Event(event) => Some(event),
+            Handled::Quiet if method == method::TURN_COMPLETED => agent.ledger.completion().map(|completed| {
+                HarnessEvent::TurnCompleted(super::ending::agent_turn(thread, &agent.ledger, completed))
+            }),
+            Handled::Quiet => None,
+            Handled::Native if method == method::THREAD_GOAL_UPDATED => {
+                params_of(line).and_then(|p| goal_of(&p)).map(|goal| HarnessEvent::Goal { goal })
+            }
+            Handled::Native => {
+                Some(HarnessEvent::Native { method: method.to_string(), params: params_of(line).unwrap_or_else(null) })
+            }
         };
-        handled.unwrap_or(Handled::Native)
+        out.extend(event.map(wrap));
+        self.found_agents(spawned, reference.depth, out);
+    }
+
+    /// Spawn calls seen in a thread `depth` deep: new agents, and the frames held for them.
+    fn found_agents(&mut self, calls: Vec<Spawn>, depth: u32, out: &mut Vec<HarnessEvent>) {
+        if calls.is_empty() {
+            return;
+        }
+        for spawn in calls {
+            match spawn {
+                Spawn::Collab(call, completed) => {
+                    self.agents.collab_call(call, depth, completed);
+                }
+                Spawn::Activity(activity) => {
+                    self.agents.adopt(&activity.agent_thread_id, depth + 1, activity.agent_path);
+                }
+            }
+        }
+        // Held frames of threads now known go to their agents; once no spawn is in flight,
+        // the rest were never the turn's.
+        let held = std::mem::take(&mut self.agents.held);
+        for held in held {
+            self.notification(held.method, held.scope, held.line, out);
+        }
     }
 
     /// The turn a `turn/started` or `turn/completed` of our thread names is ours, when the
@@ -302,10 +434,44 @@ impl TurnState {
     fn adopt_turn(&mut self, turn_id: &str, out: &mut Vec<HarnessEvent>) {
         if self.turn_id.is_none() {
             self.turn_id = Some(turn_id.to_string());
-            self.announce_turn(out);
+            // It runs from now on, whether or not `turn/started` comes (an abort interrupts it).
+            if self.own.completion().is_none() {
+                self.own.turn_started(turn_id);
+            }
+            if !self.own_turns.iter().any(|t| t == turn_id) {
+                self.own_turns.push(turn_id.to_string());
+            }
+            if !self.turn_announced {
+                self.turn_announced = true;
+                self.announce_turn(turn_id, out);
+            }
             self.replay_held(out);
         }
     }
+}
+
+/// A spawn seen in an item: a collab tool call, or a sub-agent's activity (multi-agent v2).
+enum Spawn {
+    Collab(CollabCall, bool),
+    Activity(SubAgentActivity),
+}
+
+/// The spawn an item is, if it is one.
+fn collab_of(head: &ItemHead, item: &RawValue, started: bool) -> Option<Spawn> {
+    match head.kind.as_str() {
+        "collabAgentToolCall" => serde_json::from_str(item.get()).ok().map(|call| Spawn::Collab(call, !started)),
+        "subAgentActivity" => serde_json::from_str(item.get()).ok().map(Spawn::Activity),
+        _ => None,
+    }
+}
+
+/// `goal` of `thread/goal/updated` params, as Codex sent it.
+fn goal_of(params: &RawValue) -> Option<Box<RawValue>> {
+    #[derive(Deserialize)]
+    struct Params {
+        goal: Box<RawValue>,
+    }
+    serde_json::from_str::<Params>(params.get()).ok().map(|p| p.goal)
 }
 
 fn null() -> Box<RawValue> {

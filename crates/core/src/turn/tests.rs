@@ -317,7 +317,15 @@ where
     let mut opts = json!({"prompt": "say hi", "cwd": CWD});
     opts.as_object_mut().unwrap().extend(options.as_object().unwrap().clone());
     let prepared = opts.as_object_mut().unwrap().remove("prepared").is_some();
-    let opts = if prepared { options::parse_prepared(&opts.to_string()) } else { options::parse(&opts.to_string()) };
+    let review = opts.as_object_mut().unwrap().remove("review").is_some();
+    let opts = if prepared {
+        options::parse_prepared(&opts.to_string())
+    } else if review {
+        opts.as_object_mut().unwrap().remove("prompt");
+        options::parse_review(&opts.to_string())
+    } else {
+        options::parse(&opts.to_string())
+    };
     let opts = opts.unwrap();
     let terminal = drive_fake(client_read, client_write, process, &opts, &stream, &control).await;
     stream.finish(terminal);
@@ -410,7 +418,7 @@ async fn happy_turn_streams_events_and_completes() {
     assert_eq!(
         r.terminal,
         json!({"type": "terminal", "status": "completed", "threadId": THREAD, "turnId": TURN,
-               "finalMessage": "Hello", "usage": usage, "failure": null})
+               "finalMessage": "Hello", "usage": usage, "failure": null, "agents": [], "totalUsage": usage, "cutOff": []})
     );
     assert!(r.sent("turn/interrupt").is_empty());
     assert_eq!(r.ended, Some(End::Polite(EXIT_GRACE)));
@@ -493,7 +501,11 @@ async fn server_requests_are_answered_by_policy() {
         ("item/fileChange/requestApproval", json!({"result": {"decision": "accept"}}), "accepted"),
         ("item/permissions/requestApproval", json!({"result": {"permissions": {}}}), "grantedEmpty"),
         ("execCommandApproval", json!({"result": {"decision": "approved"}}), "accepted"),
-        ("mcpServer/elicitation/request", json!({"result": {"action": "decline"}}), "declined"),
+        (
+            "mcpServer/elicitation/request",
+            json!({"result": {"action": "decline", "content": null, "_meta": null}}),
+            "declined",
+        ),
         ("item/tool/call", json!({"error": {"code": -32601}}), "methodError"),
         ("account/chatgptAuthTokens/refresh", json!({"error": {"code": -32601}}), "methodError"),
         ("brand/new", json!({"error": {"code": -32601}}), "methodError"),
@@ -1292,6 +1304,8 @@ async fn read_only_turn_with_a_config_naming_no_servers_disables_none() {
 }
 
 mod proptests;
+
+mod agent_loop;
 
 /// A defect inside the runner: the turn still ends with its one terminal, a waiting steer is
 /// answered "ended" and a prepared turn's readiness says why — done once, by the core.

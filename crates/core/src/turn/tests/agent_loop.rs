@@ -1,0 +1,438 @@
+//! The turn is everything Codex does for it: sub-agents, goal continuations, terminal sessions,
+//! plan mode, server requests the app answers, reviews — through the scripted peer.
+
+use super::{run, Peer, CWD, THREAD, TURN};
+use crate::turn::AppAnswer;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const CHILD: &str = "thr-child";
+const CHILD_TURN: &str = "turn-child";
+
+fn usage(total: i64) -> Value {
+    json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {
+        "total": {"totalTokens": total, "inputTokens": total, "cachedInputTokens": 0, "outputTokens": 0, "reasoningOutputTokens": 0},
+        "last": {"totalTokens": total, "inputTokens": total, "cachedInputTokens": 0, "outputTokens": 0, "reasoningOutputTokens": 0},
+        "modelContextWindow": null}})
+}
+
+fn usage_of(thread: &str, turn: &str, total: i64) -> Value {
+    let mut u = usage(total);
+    u["threadId"] = json!(thread);
+    u["turnId"] = json!(turn);
+    u
+}
+
+fn spawn_item(status: &str, receivers: &[&str]) -> Value {
+    json!({"type": "collabAgentToolCall", "id": "call_spawn", "tool": "spawnAgent", "status": status,
+           "senderThreadId": THREAD, "receiverThreadIds": receivers, "prompt": "look", "model": null,
+           "reasoningEffort": null, "agentsStates": {}})
+}
+
+impl Peer {
+    /// The parent spawns a child whose first frame (`thread/status/changed`) comes before the
+    /// spawn names it; the child works one turn with a message and its usage.
+    async fn spawn_child(&mut self, child_completes: bool) {
+        self.notify("item/started", json!({"threadId": THREAD, "turnId": TURN, "item": spawn_item("inProgress", &[])}))
+            .await;
+        self.notify("thread/status/changed", json!({"threadId": CHILD, "status": {"type": "active"}})).await;
+        self.notify(
+            "item/completed",
+            json!({"threadId": THREAD, "turnId": TURN, "item": spawn_item("completed", &[CHILD])}),
+        )
+        .await;
+        self.notify(
+            "turn/started",
+            json!({"threadId": CHILD, "turn": {"id": CHILD_TURN, "rootTurnId": TURN, "status": "inProgress", "items": []}}),
+        )
+        .await;
+        let item = json!({"type": "agentMessage", "id": "child_msg", "text": "found it", "phase": null});
+        self.notify("item/completed", json!({"threadId": CHILD, "turnId": CHILD_TURN, "item": item})).await;
+        self.notify("thread/tokenUsage/updated", usage_of(CHILD, CHILD_TURN, 40)).await;
+        if child_completes {
+            self.child_completes().await;
+        }
+    }
+
+    async fn child_completes(&mut self) {
+        self.notify(
+            "turn/completed",
+            json!({"threadId": CHILD, "turn": {"id": CHILD_TURN, "status": "completed", "items": []}}),
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn a_sub_agent_belongs_to_the_turn_its_usage_counts_and_its_end_is_named() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.notify("thread/tokenUsage/updated", usage(100)).await;
+        p.message("msg_1", "done").await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    // Nothing of the child is passthrough: its frames are agent events, the held one included.
+    assert!(r.of_type("passthrough").is_empty(), "{:#?}", r.events);
+    let agent = r.of_type("agent");
+    let inner: Vec<&str> = agent.iter().map(|e| e["event"]["type"].as_str().unwrap()).collect();
+    assert_eq!(inner, ["native", "turnStarted", "itemCompleted", "usage"]);
+    assert_eq!(agent[0]["agent"], json!({"threadId": CHILD, "nickname": null, "path": null, "depth": 1}));
+    assert_eq!(agent[0]["event"]["method"], "thread/status/changed");
+    let t = &r.terminal;
+    assert_eq!(t["status"], "completed");
+    assert_eq!(t["usage"]["total"], 100);
+    assert_eq!(t["totalUsage"]["total"], 140);
+    assert_eq!(
+        t["agents"],
+        json!([{"threadId": CHILD, "nickname": null, "status": "cutOff", "usage": {"input": 40, "cacheRead": 0, "output": 0, "reasoning": 0, "total": 40}}])
+    );
+    assert_eq!(t["cutOff"], json!([{"kind": "agent", "threadId": CHILD, "nickname": null}]));
+}
+
+#[tokio::test]
+async fn until_idle_waits_for_the_sub_agent() {
+    let r = run(json!({"until": "idle"}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.message("msg_1", "waiting for the child").await;
+        p.complete("completed").await;
+        // The parent's turn is done; the child still works, and the run waits for it.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        p.child_completes().await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let t = &r.terminal;
+    assert_eq!(t["status"], "completed");
+    assert_eq!(t["agents"][0]["status"], "completed");
+    assert_eq!(t["cutOff"], json!([]));
+    let completed = r.of_type("agent").into_iter().find(|e| e["event"]["type"] == "turnCompleted").unwrap().clone();
+    assert_eq!(completed["event"]["finalMessage"], "found it");
+    assert_eq!(completed["event"]["threadId"], CHILD);
+    // The child's end came before the terminal: the child was not cut off.
+    let at = |kind: &str| r.events.iter().position(|e| e["type"] == kind).unwrap();
+    assert!(r.events.iter().position(|e| e == &completed).unwrap() < at("turnCompleted"));
+}
+
+#[tokio::test]
+async fn an_abort_interrupts_the_sub_agents_turns_too() {
+    let r = run(json!({"interruptGraceMs": 2000}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.abort_after_pending_frames().await;
+        let mut interrupted = Vec::new();
+        for _ in 0..2 {
+            let interrupt = p.expect("turn/interrupt").await;
+            interrupted.push(interrupt["params"].clone());
+            p.respond(&interrupt, json!({})).await;
+        }
+        assert!(interrupted.contains(&json!({"threadId": THREAD, "turnId": TURN})), "{interrupted:?}");
+        assert!(interrupted.contains(&json!({"threadId": CHILD, "turnId": CHILD_TURN})), "{interrupted:?}");
+        p.notify(
+            "turn/completed",
+            json!({"threadId": CHILD, "turn": {"id": CHILD_TURN, "status": "interrupted", "items": []}}),
+        )
+        .await;
+        p.complete("interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "cancelled");
+    assert_eq!(r.terminal["cancellation"], "interrupted");
+    assert_eq!(r.terminal["agents"][0]["status"], "interrupted");
+}
+
+fn goal(status: &str) -> Value {
+    json!({"threadId": THREAD, "objective": "make the tests pass", "status": status, "tokenBudget": null,
+           "tokensUsed": 10, "timeUsedSeconds": 1, "createdAt": 1, "updatedAt": 1})
+}
+
+#[tokio::test]
+async fn an_active_goal_at_the_end_is_named_when_the_run_ends_with_the_turn() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": TURN, "goal": goal("active")})).await;
+        p.message("msg_1", "on it").await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.of_type("goal")[0]["goal"], goal("active"));
+    assert_eq!(r.terminal["cutOff"], json!([{"kind": "goal", "objective": "make the tests pass", "status": "active"}]));
+}
+
+#[tokio::test]
+async fn until_idle_the_goal_continuations_are_the_turns_own() {
+    const NEXT: &str = "turn-2";
+    let r = run(json!({"until": "idle"}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": TURN, "goal": goal("active")})).await;
+        p.notify("thread/tokenUsage/updated", usage(100)).await;
+        p.message("msg_1", "first step").await;
+        p.complete("completed").await;
+        // Codex goes on by itself, on behalf of the user's turn.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        p.notify(
+            "turn/started",
+            json!({"threadId": THREAD, "turn": {"id": NEXT, "rootTurnId": TURN, "status": "inProgress", "items": []}}),
+        )
+        .await;
+        let item = json!({"type": "agentMessage", "id": "msg_2", "text": "all green", "phase": "final_answer"});
+        p.notify("item/completed", json!({"threadId": THREAD, "turnId": NEXT, "item": item})).await;
+        let mut u = usage(130);
+        u["turnId"] = json!(NEXT);
+        p.notify("thread/tokenUsage/updated", u).await;
+        p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": NEXT, "goal": goal("complete")})).await;
+        p.notify(
+            "turn/completed",
+            json!({"threadId": THREAD, "turn": {"id": NEXT, "status": "completed", "items": []}}),
+        )
+        .await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert!(r.of_type("passthrough").is_empty(), "{:#?}", r.events);
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["turnId"].as_str()), (Some("completed"), Some(TURN)));
+    assert_eq!(t["finalMessage"], "all green");
+    assert_eq!(t["usage"]["total"], 130);
+    assert_eq!(t["cutOff"], json!([]));
+    let started: Vec<&Value> = r.of_type("turnStarted").into_iter().map(|e| &e["turnId"]).collect();
+    assert_eq!(started, [&json!(TURN), &json!(NEXT)]);
+}
+
+#[tokio::test]
+async fn a_terminal_session_left_open_is_named_and_closed_for_the_app() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        let item = json!({"type": "commandExecution", "id": "call_tty", "command": "python3 -i", "processId": "71",
+                          "cwd": CWD, "status": "inProgress", "commandActions": [], "aggregatedOutput": null,
+                          "exitCode": null, "durationMs": null, "source": "agent"});
+        p.notify("item/started", json!({"threadId": THREAD, "turnId": TURN, "item": item})).await;
+        // A response dropped for a steer: started, never completed.
+        let dropped = json!({"type": "agentMessage", "id": "msg_dropped", "text": "", "phase": null});
+        p.notify("item/started", json!({"threadId": THREAD, "turnId": TURN, "item": dropped})).await;
+        p.message("msg_1", "started a session").await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(
+        r.terminal["cutOff"],
+        json!([{"kind": "backgroundTerminal", "itemId": "call_tty", "processId": "71", "command": "python3 -i"}])
+    );
+    let dropped: Vec<&Value> = r.of_type("itemDropped").into_iter().map(|e| &e["itemId"]).collect();
+    assert_eq!(dropped, [&json!("msg_dropped"), &json!("call_tty")]);
+    // Closed no later than the turn's end.
+    let last_dropped = r.events.iter().rposition(|e| e["type"] == "itemDropped").unwrap();
+    assert!(last_dropped < r.events.iter().position(|e| e["type"] == "turnCompleted").unwrap());
+}
+
+/// What the app's handler was handed, and a way to answer it.
+fn app_handler(p: &Peer) -> Arc<Mutex<Vec<Value>>> {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    p.control
+        .controls
+        .set_app_handler(Box::new(move |request| seen.lock().unwrap().push(serde_json::from_str(&request).unwrap())));
+    asked
+}
+
+async fn next_asked(asked: &Arc<Mutex<Vec<Value>>>) -> Value {
+    for _ in 0..500 {
+        if let Some(request) = asked.lock().unwrap().pop() {
+            return request;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("nothing was handed to the app");
+}
+
+#[tokio::test]
+async fn the_app_answers_server_requests_in_time_else_the_policy_does() {
+    let r = run(json!({"access": "ask", "onServerRequest": true, "serverRequestTimeoutMs": 200}), |mut p| async move {
+        let asked = app_handler(&p);
+        p.handshake().await;
+        let turn = p.start_turn().await;
+        assert_eq!(turn["params"]["approvalPolicy"], "on-request");
+        assert_eq!(turn["params"]["sandboxPolicy"], json!({"type": "workspaceWrite"}));
+        let params = json!({"threadId": THREAD, "turnId": TURN, "itemId": "call_1", "command": "rm -rf build"});
+        // 1: answered by the app.
+        p.send(json!({"id": 1, "method": "item/commandExecution/requestApproval", "params": params})).await;
+        let request = next_asked(&asked).await;
+        assert_eq!(
+            (request["method"].as_str(), request["id"].as_i64()),
+            (Some("item/commandExecution/requestApproval"), Some(1))
+        );
+        assert_eq!(request["params"], params);
+        assert_eq!(request["agent"], Value::Null);
+        p.control.controls.answer(request["key"].as_u64().unwrap(), AppAnswer::Reply(json!({"decision": "accept"})));
+        assert_eq!(p.recv().await, json!({"id": 1, "result": {"decision": "accept"}}));
+        // 2: no answer in time: the fixed policy's (declined under ask); the late answer is dropped.
+        p.send(json!({"id": 2, "method": "item/commandExecution/requestApproval", "params": params})).await;
+        let request = next_asked(&asked).await;
+        assert_eq!(p.recv().await, json!({"id": 2, "result": {"decision": "decline"}}));
+        p.control.controls.answer(request["key"].as_u64().unwrap(), AppAnswer::Reply(json!({"decision": "accept"})));
+        // 3: an answer that does not fit: the policy's, with a diagnostic.
+        p.send(json!({"id": 3, "method": "item/commandExecution/requestApproval", "params": params})).await;
+        let request = next_asked(&asked).await;
+        p.control
+            .controls
+            .answer(request["key"].as_u64().unwrap(), AppAnswer::Unfit("decision: must be one of …".into()));
+        assert_eq!(p.recv().await, json!({"id": 3, "result": {"decision": "decline"}}));
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let replies: Vec<&str> = r.of_type("serverRequest").iter().map(|e| e["reply"].as_str().unwrap()).collect();
+    assert_eq!(replies, ["app", "timedOut", "declined"]);
+    let diagnostic = r.of_type("diagnostic").into_iter().find(|e| e["source"] == "client").unwrap().clone();
+    assert!(diagnostic["line"].as_str().unwrap().contains("does not fit"), "{diagnostic}");
+    assert_eq!(r.of_type("serverRequest")[0]["params"]["command"], "rm -rf build");
+}
+
+#[tokio::test]
+async fn a_pending_app_answer_never_holds_up_an_abort() {
+    let r = run(json!({"access": "ask", "onServerRequest": true}), |mut p| async move {
+        let asked = app_handler(&p);
+        p.handshake().await;
+        p.start_turn().await;
+        let params = json!({"threadId": THREAD, "turnId": TURN, "itemId": "call_1"});
+        p.send(json!({"id": 7, "method": "item/fileChange/requestApproval", "params": params})).await;
+        let request = next_asked(&asked).await;
+        p.control.request_abort();
+        // Answered "cancel" first, then the interrupt.
+        assert_eq!(p.recv().await, json!({"id": 7, "result": {"decision": "cancel"}}));
+        let interrupt = p.expect("turn/interrupt").await;
+        p.respond(&interrupt, json!({})).await;
+        p.control.controls.answer(request["key"].as_u64().unwrap(), AppAnswer::Reply(json!({"decision": "accept"})));
+        p.complete("interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.of_type("serverRequest")[0]["reply"], "cancelled");
+    assert_eq!(r.terminal["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn a_sub_agents_request_names_it() {
+    let r = run(json!({"onServerRequest": true}), |mut p| async move {
+        let asked = app_handler(&p);
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        let params =
+            json!({"threadId": CHILD, "turnId": CHILD_TURN, "itemId": "q", "questions": [], "isBlocking": true});
+        p.send(json!({"id": "q1", "method": "item/tool/requestUserInput", "params": params})).await;
+        let request = next_asked(&asked).await;
+        assert_eq!(request["agent"]["threadId"], CHILD);
+        let answers = json!({"answers": {"color": {"answers": ["Red"]}}});
+        p.control.controls.answer(request["key"].as_u64().unwrap(), AppAnswer::Reply(answers.clone()));
+        assert_eq!(p.recv().await, json!({"id": "q1", "result": answers}));
+        p.child_completes().await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let request = &r.of_type("serverRequest")[0];
+    assert_eq!((request["reply"].as_str(), request["agent"]["depth"].as_u64()), (Some("app"), Some(1)));
+}
+
+#[tokio::test]
+async fn plan_mode_asks_for_the_experimental_api_and_names_the_threads_model() {
+    let r = run(json!({"mode": "plan"}), |mut p| async move {
+        let init = p.expect("initialize").await;
+        assert_eq!(init["params"]["capabilities"], json!({"experimentalApi": true}));
+        p.respond(&init, json!({"userAgent": "rennet/0.171.0 (Test; x86_64) (rennet; 0.1.0)", "codexHome": "/h"})).await;
+        p.expect("initialized").await;
+        let account = p.expect("account/read").await;
+        p.respond(&account, json!({"account": null, "requiresOpenaiAuth": false})).await;
+        let thread = p.expect("thread/start").await;
+        p.respond(&thread, json!({"thread": {"id": THREAD, "model": "gpt-thread"}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}))
+            .await;
+        let turn = p.start_turn().await;
+        assert_eq!(
+            turn["params"]["collaborationMode"],
+            json!({"mode": "plan", "settings": {"model": "gpt-thread", "reasoning_effort": null, "developer_instructions": null}})
+        );
+        p.notify("item/plan/delta", json!({"threadId": THREAD, "turnId": TURN, "itemId": "plan_1", "delta": "1. read"})).await;
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.of_type("planDelta")[0], &json!({"type": "planDelta", "itemId": "plan_1", "delta": "1. read"}));
+}
+
+#[tokio::test]
+async fn a_review_is_a_turn_whose_items_carry_the_reviews_id() {
+    const REVIEW: &str = "turn-review";
+    const INNER: &str = "turn-review-inner";
+    let r = run(json!({"review": true, "target": {"type": "uncommittedChanges"}}), |mut p| async move {
+        p.handshake().await;
+        let review = p.expect("review/start").await;
+        assert_eq!(review["params"], json!({"threadId": THREAD, "target": {"type": "uncommittedChanges"}, "delivery": "inline"}));
+        p.notify("turn/started", json!({"threadId": THREAD, "turn": {"id": INNER, "rootTurnId": REVIEW, "status": "inProgress", "items": []}}))
+            .await;
+        p.respond(&review, json!({"turn": {"id": REVIEW, "status": "inProgress", "items": []}, "reviewThreadId": THREAD})).await;
+        let entered = json!({"type": "enteredReviewMode", "id": "rv", "review": "current changes"});
+        p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": entered})).await;
+        let raw = json!({"type": "agentMessage", "id": "raw", "text": "", "phase": null});
+        p.notify("item/started", json!({"threadId": THREAD, "turnId": REVIEW, "item": raw})).await;
+        let exited = json!({"type": "exitedReviewMode", "id": "rv2", "review": "- fix x"});
+        p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": exited})).await;
+        let formatted = json!({"type": "agentMessage", "id": "final", "text": "Review: fix x", "phase": null});
+        p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": formatted})).await;
+        p.notify("turn/completed", json!({"threadId": THREAD, "turn": {"id": REVIEW, "status": "completed", "items": []}})).await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert!(r.of_type("passthrough").is_empty(), "{:#?}", r.events);
+    assert_eq!((r.terminal["status"].as_str(), r.terminal["turnId"].as_str()), (Some("completed"), Some(REVIEW)));
+    assert_eq!(r.terminal["finalMessage"], "Review: fix x");
+    assert_eq!(r.of_type("itemDropped")[0]["itemId"], "raw");
+    assert!(r.sent("turn/start").is_empty());
+}
+
+#[test]
+fn options_of_the_agent_loop_fail_closed() {
+    let parse = |json: Value| {
+        let mut opts = json!({"prompt": "x", "cwd": CWD});
+        opts.as_object_mut().unwrap().extend(json.as_object().unwrap().clone());
+        crate::options::parse(&opts.to_string()).map(|_| ()).map_err(|e| e.0)
+    };
+    assert!(parse(json!({"access": "ask"}))
+        .unwrap_err()
+        .starts_with("options.onServerRequest is required with access 'ask'"));
+    assert!(parse(json!({"access": "readOnly", "onServerRequest": true}))
+        .unwrap_err()
+        .starts_with("options.onServerRequest cannot be used"));
+    assert!(parse(json!({"until": "forever"})).unwrap_err().starts_with("options.until:"));
+    assert!(parse(json!({"mode": "yolo"})).unwrap_err().starts_with("options.mode:"));
+    assert!(parse(json!({"target": {"type": "uncommittedChanges"}}))
+        .unwrap_err()
+        .starts_with("options.target belongs to runReview"));
+    let review = |target: Value| {
+        crate::options::parse_review(&json!({"cwd": CWD, "target": target}).to_string()).map(|_| ()).map_err(|e| e.0)
+    };
+    assert!(review(json!({"type": "baseBranch", "branch": "main"})).is_ok());
+    assert!(review(json!({"type": "baseBranch"})).unwrap_err().starts_with("options.target"));
+    assert_eq!(
+        review(json!({"type": "custom", "instructions": " "})).unwrap_err(),
+        "options.target.instructions must be a non-empty string"
+    );
+    assert!(review(json!({"type": "everything"})).unwrap_err().starts_with("options.target"));
+    let with_prompt = crate::options::parse_review(
+        &json!({"cwd": CWD, "prompt": "x", "target": {"type": "uncommittedChanges"}}).to_string(),
+    );
+    assert!(with_prompt.map(|_| ()).unwrap_err().0.starts_with("options.prompt is not an option of runReview"));
+}
