@@ -4,7 +4,9 @@
 //! so the ranking and probing above them are the same code.
 
 use super::env::{Env, Os};
-use super::locations::{self, FileInfo, FileState};
+use super::file::{FileInfo, FileState};
+use super::locations;
+use super::pathext;
 use super::probe;
 use super::wsl;
 use crate::process::is_executable;
@@ -249,11 +251,11 @@ fn resolve_unix(env: &Env, command: &str) -> Option<String> {
 fn resolve_windows(env: &Env, command: &str) -> Option<String> {
     let exe = [".exe".to_string()];
     let is_file = |p: &str| Path::new(p).is_file();
-    env.path_dirs(Os::Windows).iter().find_map(|dir| locations::windows_lookup(dir, command, &exe, &is_file))
+    env.path_dirs(Os::Windows).iter().find_map(|dir| pathext::windows_lookup(dir, command, &exe, &is_file))
 }
 
 fn examine_native(os: Os, env: &Env, requests: &[Request]) -> Vec<(usize, FileInfo)> {
-    let pathext = os.is_windows().then(|| locations::windows_extensions(env.get("PATHEXT")));
+    let pathext = os.is_windows().then(|| pathext::windows_extensions(env.get("PATHEXT")));
     let mut out = Vec::new();
     for (index, request) in requests.iter().enumerate() {
         match request {
@@ -267,7 +269,7 @@ fn examine_native(os: Os, env: &Env, requests: &[Request]) -> Vec<(usize, FileIn
                 for dir in expand(os, pattern) {
                     let found = match &pathext {
                         Some(exts) => {
-                            locations::windows_lookup(&dir, locations::CODEX, exts, &|p| Path::new(p).is_file())
+                            pathext::windows_lookup(&dir, locations::CODEX, exts, &|p| Path::new(p).is_file())
                         }
                         None => {
                             let path = os.join(&dir, locations::CODEX);

@@ -19,8 +19,11 @@
 
 mod cache;
 pub mod env;
+mod file;
 mod host;
+mod launch;
 pub mod locations;
+mod pathext;
 mod probe;
 mod report;
 mod run;

@@ -2,8 +2,10 @@
 //! in parallel (while the login shell is asked for its PATH), then the report.
 
 use super::env::{self, Env, Os};
+use super::file::FileInfo;
 use super::host::{Host, HostEnv, LoginPath, Request};
-use super::locations::{self, FileInfo, Plan};
+use super::launch::{self, Plan};
+use super::locations;
 use super::report::{CodexCandidate, Discovery, Source};
 use super::{probe, version, wsl};
 use super::{CODEX_BIN_VAR, LOGIN_SHELL_TIMEOUT_VAR, MAX_TESTED_VERSION, TIMEOUT_VAR};
@@ -327,7 +329,7 @@ fn rejected(path: &str, reason: String) -> Outcome {
 /// The three probes of one file: it can be started, `--version`, the handshake.
 async fn probe_file(ctx: &Context, host_env: &HostEnv, info: &FileInfo) -> Outcome {
     let os = ctx.host.os();
-    let plan = locations::plan(os, info, &|c| ctx.host.resolve(host_env, c), &|p| ctx.host.exists(p));
+    let plan = launch::plan(os, info, &|c| ctx.host.resolve(host_env, c), &|p| ctx.host.exists(p));
     let argv = match plan {
         Plan::Direct => vec![info.path.clone()],
         Plan::Node { node, script } => vec![node, script],

@@ -3,7 +3,8 @@
 //! for PATH, and look at candidate files.
 
 use super::env::{Env, Os};
-use super::locations::{windows_lookup, FileInfo, FileState};
+use super::file::{FileInfo, FileState};
+use super::pathext::windows_lookup;
 
 /// Overrides the `wsl.exe` to run (tests use a stand-in that records its arguments).
 pub const WSL_EXE_VAR: &str = "RENNET_WSL_EXE";
