@@ -20,9 +20,11 @@
 mod cache;
 pub mod env;
 mod file;
-mod host;
 mod launch;
+mod local;
 pub mod locations;
+mod login_shell;
+mod machine;
 mod pathext;
 mod probe;
 mod report;

@@ -17,20 +17,20 @@ pub fn not_found(distro: &str) -> String {
 
 /// The `wsl.exe` to run: [`WSL_EXE_VAR`], else `%SystemRoot%\System32\wsl.exe` on Windows,
 /// else `wsl.exe` on PATH.
-pub fn wsl_exe(env: &Env, host: Os, exists: &dyn Fn(&str) -> bool) -> Option<String> {
+pub fn wsl_exe(env: &Env, os: Os, exists: &dyn Fn(&str) -> bool) -> Option<String> {
     if let Some(exe) = env.get(WSL_EXE_VAR) {
         return Some(exe.to_string());
     }
-    if host.is_windows() {
+    if os.is_windows() {
         let root = env.get("SystemRoot").or_else(|| env.get("windir")).unwrap_or("C:\\Windows");
-        let system = host.join(&host.join(root, "System32"), "wsl.exe");
+        let system = os.join(&os.join(root, "System32"), "wsl.exe");
         if exists(&system) {
             return Some(system);
         }
         let exe = [".exe".to_string()];
-        return env.path_dirs(host).iter().find_map(|dir| windows_lookup(dir, "wsl", &exe, exists));
+        return env.path_dirs(os).iter().find_map(|dir| windows_lookup(dir, "wsl", &exe, exists));
     }
-    env.path_dirs(host).iter().map(|dir| host.join(dir, "wsl.exe")).find(|p| exists(p))
+    env.path_dirs(os).iter().map(|dir| os.join(dir, "wsl.exe")).find(|p| exists(p))
 }
 
 /// Prints `E\t<name>\t<value>` for each variable named in the arguments, then
