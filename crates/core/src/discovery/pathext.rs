@@ -1,6 +1,10 @@
 //! Which file a command name means in a Windows directory: the first `PATHEXT` extension
-//! whose file is there, among the extensions discovery can start without a shell. A rule over
-//! names and an `exists` question, unit-tested on Linux.
+//! whose file is there, among the extensions discovery can start without a shell. It names
+//! the `codex` candidates of each directory (local.rs); a command this machine runs is found
+//! by the `which` crate instead. Written out rather than taken from `which` because the
+//! `PATHEXT` is the caller's (`env` merged over the process's; `which` reads the process's,
+//! once) and because `.ps1`, `.js` or `.vbs` must never be chosen even where `PATHEXT` lists
+//! them first. A rule over names and an `exists` question, unit-tested on Linux.
 
 use super::env::Os;
 
