@@ -8,7 +8,6 @@ use super::locations::ROOT_VAR;
 use super::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
 
 mod cache;
 mod launchers;

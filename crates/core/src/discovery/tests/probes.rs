@@ -56,9 +56,7 @@ async fn each_probe_failure_has_its_reason() {
     let mut env = sb.env(&[("PATH", path)]);
     env.set(TIMEOUT_VAR.into(), "1000".into());
 
-    let started = Instant::now();
     let d = discover_env(env).await;
-    let elapsed = started.elapsed();
     let reason = |p: &str| candidate(&d, p).reason.clone().unwrap_or_default();
     assert!(reason(&not_exec).contains("not executable"), "{}", reason(&not_exec));
     assert!(reason(&garbage_version).contains("printed no version: hello there"), "{}", reason(&garbage_version));
@@ -96,8 +94,6 @@ async fn each_probe_failure_has_its_reason() {
     assert_eq!(sb.calls(&too_old).len(), 1);
     assert!(candidate(&d, &good).usable);
     assert_eq!(d.selected.as_ref().unwrap().path, good);
-    // Timeouts ran in parallel: one timeout plus the kill, not several.
-    assert!(elapsed < std::time::Duration::from_millis(2900), "{elapsed:?}");
     // The hanging probe (and its `sleep`) is gone.
     let pid: i32 = std::fs::read_to_string(sb.path("hang.pid")).unwrap().trim().parse().unwrap();
     assert!(!alive(pid), "the hanging probe {pid} survived");
@@ -152,10 +148,10 @@ async fn a_candidate_killed_while_probed_is_told_from_one_that_never_answered() 
 async fn eight_slow_handshakes_run_in_parallel() {
     let sb = Sandbox::new("parallel");
     let begun = sb.path("begun.log");
-    // A barrier serial probing could never pass (the first handshake would time out), then
-    // 300 ms each.
+    // A barrier serial probing could never pass: each handshake answers only once all eight
+    // have begun, so one after another the first would time out, and every other after it.
     let slow = Fake::good().handshake(&format!(
-        "echo $$ >> '{begun}'\nwhile [ \"$(wc -l < '{begun}')\" -lt 8 ]; do sleep 0.02; done\nsleep 0.3; printf '%s\\n' '{AGENT}'"
+        "echo $$ >> '{begun}'\nwhile [ \"$(wc -l < '{begun}')\" -lt 8 ]; do sleep 0.02; done\nprintf '%s\\n' '{AGENT}'"
     ));
     let dirs: Vec<String> = (0..8)
         .map(|i| {
@@ -163,14 +159,12 @@ async fn eight_slow_handshakes_run_in_parallel() {
             sb.path(&format!("p{i}"))
         })
         .collect();
-    let env = sb.env(&[("PATH", dirs.join(":"))]);
-    let started = Instant::now();
+    // Time enough for eight children to start on a loaded machine; the barrier, not the
+    // clock, tells parallel from serial.
+    let env = sb.env(&[("PATH", dirs.join(":")), (TIMEOUT_VAR, "20000".into())]);
     let d = discover_env(env).await;
-    let elapsed = started.elapsed();
     assert_eq!(d.candidates.len(), 8);
     assert!(d.candidates.iter().all(|c| c.usable), "{d:#?}");
-    // One after another, the 300 ms alone would add up to 2.4 s.
-    assert!(elapsed < std::time::Duration::from_millis(2400), "took {elapsed:?}");
 }
 
 /// The pinned `@openai/codex` binary from node_modules (resolved the way Node would).
