@@ -1,7 +1,7 @@
 //! The inputs discovery reads: the environment (the caller's `env` merged over the process
 //! environment) and the platform whose path conventions apply. Paths are kept as strings in
-//! the host's own notation so that a Windows process can reason about paths inside a WSL
-//! distribution without `PathBuf` rewriting their separators.
+//! the notation of the machine they belong to, so that a Windows process can reason about
+//! paths inside a WSL distribution without `PathBuf` rewriting their separators.
 
 /// Whose conventions a path or a lookup follows. `Unix` is every Unix but macOS (Linux, the
 /// BSDs, a WSL distribution).

@@ -2,11 +2,12 @@
 //!
 //! Candidates, in rank order: `RENNET_CODEX_BIN`; `codex` on the PATH of the user's login
 //! shell; on the process PATH; in the directories installers commonly use; on macOS, the
-//! binary inside the ChatGPT desktop app. Each distinct file (by canonical path) is probed
-//! once, all of them in parallel: it must be executable, `--version` must name a supported
-//! version, and `app-server` must complete the `initialize` handshake. The highest-ranked
-//! candidate that passes is selected; the report lists every candidate with why it was
-//! rejected. Results are cached per locus and environment for the life of the process.
+//! binary inside the Codex app, then the ChatGPT app. Each distinct file (by canonical path)
+//! is probed once, all of them in parallel: it must be executable, `--version` must name a
+//! supported version, and `app-server` must complete the `initialize` handshake. The
+//! highest-ranked candidate that passes is selected; the report lists every candidate with why
+//! it was rejected. Results are cached per locus and environment while the selected file stays
+//! the same. docs/finding-codex.md maps the files of this module.
 //!
 //! Every input comes from the environment given (merged over the process environment):
 //! `HOME`, `PATH`, `SHELL`, `RENNET_CODEX_BIN`, the installers' variables, and for tests
@@ -19,8 +20,13 @@
 
 mod cache;
 pub mod env;
-mod host;
+mod file;
+mod launch;
+mod local;
 pub mod locations;
+mod login_shell;
+mod machine;
+mod pathext;
 mod probe;
 mod report;
 mod run;

@@ -2,8 +2,11 @@
 //! in parallel (while the login shell is asked for its PATH), then the report.
 
 use super::env::{self, Env, Os};
-use super::host::{Host, HostEnv, LoginPath, Request};
-use super::locations::{self, FileInfo, Plan};
+use super::file::FileInfo;
+use super::launch::{self, Plan};
+use super::locations;
+use super::login_shell::LoginPath;
+use super::machine::{Machine, MachineEnv, Request};
 use super::report::{CodexCandidate, Discovery, Source};
 use super::{probe, version, wsl};
 use super::{CODEX_BIN_VAR, LOGIN_SHELL_TIMEOUT_VAR, MAX_TESTED_VERSION, TIMEOUT_VAR};
@@ -43,7 +46,7 @@ impl Timeouts {
 }
 
 struct Context {
-    host: Host,
+    machine: Machine,
     /// The environment the probe children (or wsl.exe) are started with.
     env: Env,
     timeouts: Timeouts,
@@ -68,31 +71,33 @@ pub(super) async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
         Err(why) => return Discovery::unavailable(Vec::new(), format!("no candidate was probed: {why}")),
     };
     let timeouts = Timeouts::from_env(&env);
-    let host = match locus {
-        None => Host::Native { os },
+    let machine = match locus {
+        None => Machine::Local { os },
         Some(target) => match wsl::wsl_exe(&env, os, &|p| Path::new(p).is_file()) {
-            Some(exe) => Host::Wsl { exe, distro: target.distro },
+            Some(exe) => Machine::Wsl { exe, distro: target.distro },
             None => return Discovery::unavailable(Vec::new(), wsl::not_found(&target.distro)),
         },
     };
-    let ctx = Arc::new(Context { host, env, timeouts });
-    let host_env = match ctx.host.environment(&ctx.env, ctx.timeouts.wsl).await {
-        Ok(host_env) => Arc::new(host_env),
+    let ctx = Arc::new(Context { machine, env, timeouts });
+    let machine_env = match ctx.machine.environment(&ctx.env, ctx.timeouts.wsl).await {
+        Ok(machine_env) => Arc::new(machine_env),
         Err(reason) => return Discovery::unavailable(Vec::new(), reason),
     };
-    let os = ctx.host.os();
+    let os = ctx.machine.os();
 
     // The login shell can take a while: ask it while the other candidates are probed.
     let mut work = {
-        let (ctx, host_env) = (ctx.clone(), host_env.clone());
-        Work::new(Box::pin(async move { ctx.host.login_path(&host_env, &ctx.env, ctx.timeouts.login_shell).await }))
+        let (ctx, machine_env) = (ctx.clone(), machine_env.clone());
+        Work::new(Box::pin(
+            async move { ctx.machine.login_path(&machine_env, &ctx.env, ctx.timeouts.login_shell).await },
+        ))
     };
 
     let mut requests: Vec<(Source, Request)> = Vec::new();
-    let codex_home = locations::codex_home(os, &host_env.env);
+    let codex_home = locations::codex_home(os, &machine_env.env);
     let in_codex_home = |path: &str| codex_home.as_deref().is_some_and(|home| locations::is_inside(os, path, home));
     let mut invalid_bin = None;
-    match host_env.env.get(CODEX_BIN_VAR) {
+    match machine_env.env.get(CODEX_BIN_VAR) {
         Some(bin) if !os.is_absolute(bin) => {
             invalid_bin = Some((bin.to_string(), format!("{CODEX_BIN_VAR} must be an absolute path")))
         }
@@ -102,12 +107,12 @@ pub(super) async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
         Some(bin) => requests.push((Source::Env, Request::File(bin.to_string()))),
         None => {}
     }
-    let path_dirs = host_env.env.path_dirs(os);
+    let path_dirs = machine_env.env.path_dirs(os);
     requests.extend(path_dirs.iter().map(|d| (Source::ProcessPath, Request::Dir(d.clone()))));
-    let known = locations::known_dirs(os, &host_env.env);
+    let known = locations::known_dirs(os, &machine_env.env);
     requests.extend(known.iter().map(|d| (Source::KnownDir, Request::Dir(d.clone()))));
     requests.extend(
-        locations::bundle_paths(os, &host_env.env)
+        locations::bundle_paths(os, &machine_env.env)
             .into_iter()
             .map(|p| (Source::DesktopBundle, Request::OptionalFile(p))),
     );
@@ -119,13 +124,13 @@ pub(super) async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
     // Nor is anything that only links into it.
     let outside = |(_, info): &(Source, FileInfo)| !info.canonical.as_deref().is_some_and(in_codex_home);
     let mut found: Vec<_> =
-        work.alongside(examine(&ctx, &host_env, &requests)).await.into_iter().filter(outside).collect();
+        work.alongside(examine(&ctx, &machine_env, &requests)).await.into_iter().filter(outside).collect();
     let start_probes = |found: &[(Source, FileInfo)], work: &mut Work| {
         for (_, info) in found {
             let key = info.key(os);
             if work.started.insert(key.clone()) {
-                let (ctx, host_env, info) = (ctx.clone(), host_env.clone(), info.clone());
-                work.probes.push(Box::pin(async move { (key, probe_file(&ctx, &host_env, &info).await) }));
+                let (ctx, machine_env, info) = (ctx.clone(), machine_env.clone(), info.clone());
+                work.probes.push(Box::pin(async move { (key, probe_file(&ctx, &machine_env, &info).await) }));
             }
         }
     };
@@ -140,8 +145,12 @@ pub(super) async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
                 .filter(|d| !in_codex_home(d))
                 .map(|d| (Source::LoginShellPath, Request::Dir(d.clone())))
                 .collect();
-            let login_found: Vec<_> =
-                work.alongside(examine(&ctx, &host_env, &login_requests)).await.into_iter().filter(outside).collect();
+            let login_found: Vec<_> = work
+                .alongside(examine(&ctx, &machine_env, &login_requests))
+                .await
+                .into_iter()
+                .filter(outside)
+                .collect();
             start_probes(&login_found, &mut work);
             found.extend(login_found);
             format!("{} directories on the login shell's PATH", dirs.len())
@@ -195,20 +204,20 @@ pub(super) async fn run(env: Env, locus: Option<Wsl>, os: Os) -> Discovery {
 
     let looked =
         format!("{login_note}; {} directories on PATH; {} known install directories", path_dirs.len(), known.len());
-    report(&ctx.host, candidates, &looked)
+    report(&ctx.machine, candidates, &looked)
 }
 
 /// The report over the candidates in rank order; `looked` says where discovery looked, for the
 /// reason when nothing was found.
-fn report(host: &Host, candidates: Vec<CodexCandidate>, looked: &str) -> Discovery {
+fn report(machine: &Machine, candidates: Vec<CodexCandidate>, looked: &str) -> Discovery {
     let selected = candidates.iter().find(|c| c.usable).cloned();
     let reason = match &selected {
         Some(_) => None,
         None if candidates.is_empty() => Some(format!(
             "no Codex CLI was found: {CODEX_BIN_VAR} is not set; {looked}{}",
-            match host {
-                Host::Wsl { distro, .. } => format!(" (inside the WSL distribution {distro:?})"),
-                Host::Native { .. } => String::new(),
+            match machine {
+                Machine::Wsl { distro, .. } => format!(" (inside the WSL distribution {distro:?})"),
+                Machine::Local { .. } => String::new(),
             }
         )),
         None => Some(format!(
@@ -300,9 +309,9 @@ impl Work {
 
 /// Examines the requests and pairs each file with its source; the directories matched by a
 /// `*` pattern come newest version first.
-async fn examine(ctx: &Context, host_env: &HostEnv, requests: &[(Source, Request)]) -> Vec<(Source, FileInfo)> {
+async fn examine(ctx: &Context, machine_env: &MachineEnv, requests: &[(Source, Request)]) -> Vec<(Source, FileInfo)> {
     let plain: Vec<Request> = requests.iter().map(|(_, r)| r.clone()).collect();
-    let mut found = ctx.host.examine(host_env, &ctx.env, &plain, ctx.timeouts.wsl).await;
+    let mut found = ctx.machine.examine(machine_env, &ctx.env, &plain, ctx.timeouts.wsl).await;
     let globbed = |i: usize| matches!(plain.get(i), Some(Request::Dir(d)) if d.contains('*'));
     found.sort_by(|(a, fa), (b, fb)| {
         a.cmp(b).then_with(|| {
@@ -325,16 +334,16 @@ fn rejected(path: &str, reason: String) -> Outcome {
 }
 
 /// The three probes of one file: it can be started, `--version`, the handshake.
-async fn probe_file(ctx: &Context, host_env: &HostEnv, info: &FileInfo) -> Outcome {
-    let os = ctx.host.os();
-    let plan = locations::plan(os, info, &|c| ctx.host.resolve(host_env, c), &|p| ctx.host.exists(p));
+async fn probe_file(ctx: &Context, machine_env: &MachineEnv, info: &FileInfo) -> Outcome {
+    let os = ctx.machine.os();
+    let plan = launch::plan(os, info, &|c| ctx.machine.resolve(machine_env, c), &|p| ctx.machine.exists(p));
     let argv = match plan {
         Plan::Direct => vec![info.path.clone()],
         Plan::Node { node, script } => vec![node, script],
         Plan::Vendored(exe) => vec![exe],
         Plan::Rejected(reason) => return rejected(&info.path, reason),
     };
-    let launch = ctx.host.command(&argv);
+    let launch = ctx.machine.command(&argv);
     let launcher = (launch.program != Path::new(&info.path) || !launch.prefix_args.is_empty()).then(|| launch.argv());
     let mut outcome = Outcome { launch: launch.clone(), launcher, version: None, usable: false, reason: None };
 

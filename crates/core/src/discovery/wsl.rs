@@ -3,7 +3,8 @@
 //! for PATH, and look at candidate files.
 
 use super::env::{Env, Os};
-use super::locations::{windows_lookup, FileInfo, FileState};
+use super::file::{FileInfo, FileState};
+use super::local;
 
 /// Overrides the `wsl.exe` to run (tests use a stand-in that records its arguments).
 pub const WSL_EXE_VAR: &str = "RENNET_WSL_EXE";
@@ -14,22 +15,30 @@ pub fn not_found(distro: &str) -> String {
     format!("wsl.exe was not found, so the WSL distribution {distro:?} cannot be reached")
 }
 
-/// The `wsl.exe` to run: [`WSL_EXE_VAR`], else `%SystemRoot%\System32\wsl.exe` on Windows,
-/// else `wsl.exe` on PATH.
-pub fn wsl_exe(env: &Env, host: Os, exists: &dyn Fn(&str) -> bool) -> Option<String> {
+/// The `wsl.exe` to run: [`WSL_EXE_VAR`], else `%SystemRoot%\System32\wsl.exe` on Windows
+/// (`exists` says whether a file is there), else `wsl.exe` on this machine's PATH.
+pub fn wsl_exe(env: &Env, os: Os, exists: &dyn Fn(&str) -> bool) -> Option<String> {
+    choose_wsl_exe(env, os, exists, &|name| local::resolve(os, env, name))
+}
+
+/// [`wsl_exe`]'s order, with the PATH lookup given.
+fn choose_wsl_exe(
+    env: &Env,
+    os: Os,
+    exists: &dyn Fn(&str) -> bool,
+    on_path: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
     if let Some(exe) = env.get(WSL_EXE_VAR) {
         return Some(exe.to_string());
     }
-    if host.is_windows() {
+    if os.is_windows() {
         let root = env.get("SystemRoot").or_else(|| env.get("windir")).unwrap_or("C:\\Windows");
-        let system = host.join(&host.join(root, "System32"), "wsl.exe");
+        let system = os.join(&os.join(root, "System32"), "wsl.exe");
         if exists(&system) {
             return Some(system);
         }
-        let exe = [".exe".to_string()];
-        return env.path_dirs(host).iter().find_map(|dir| windows_lookup(dir, "wsl", &exe, exists));
     }
-    env.path_dirs(host).iter().map(|dir| host.join(dir, "wsl.exe")).find(|p| exists(p))
+    on_path("wsl.exe")
 }
 
 /// Prints `E\t<name>\t<value>` for each variable named in the arguments, then
@@ -155,15 +164,21 @@ mod tests {
     fn finds_wsl_exe() {
         let env = Env::from_pairs([(WSL_EXE_VAR, "/stand/in/wsl.exe")], Os::Unix);
         assert_eq!(wsl_exe(&env, Os::Unix, &|_| false).as_deref(), Some("/stand/in/wsl.exe"));
+        // On Windows the system's own first, then the PATH's.
         let env = Env::from_pairs([("SystemRoot", "C:\\Windows"), ("Path", "C:\\Tools")], Os::Windows);
-        assert_eq!(wsl_exe(&env, Os::Windows, &|_| true).as_deref(), Some("C:\\Windows\\System32\\wsl.exe"));
-        assert_eq!(wsl_exe(&env, Os::Windows, &|p| p == "C:\\Tools\\wsl.exe").as_deref(), Some("C:\\Tools\\wsl.exe"));
-        assert_eq!(wsl_exe(&env, Os::Windows, &|_| false), None);
+        let tools = |name: &str| Some(format!("C:\\Tools\\{name}"));
+        let system = choose_wsl_exe(&env, Os::Windows, &|p| p == "C:\\Windows\\System32\\wsl.exe", &tools);
+        assert_eq!(system.as_deref(), Some("C:\\Windows\\System32\\wsl.exe"));
+        assert_eq!(choose_wsl_exe(&env, Os::Windows, &|_| false, &tools).as_deref(), Some("C:\\Tools\\wsl.exe"));
+        assert_eq!(choose_wsl_exe(&env, Os::Windows, &|_| false, &|_| None), None);
+        // Elsewhere (Linux inside WSL, through interop) only the PATH's.
         let env = Env::from_pairs([("PATH", "/usr/bin:/mnt/c/Windows/System32")], Os::Unix);
+        let interop = |name: &str| Some(format!("/mnt/c/Windows/System32/{name}"));
         assert_eq!(
-            wsl_exe(&env, Os::Unix, &|p| p == "/mnt/c/Windows/System32/wsl.exe").as_deref(),
+            choose_wsl_exe(&env, Os::Unix, &|_| true, &interop).as_deref(),
             Some("/mnt/c/Windows/System32/wsl.exe")
         );
+        assert_eq!(choose_wsl_exe(&env, Os::Unix, &|_| true, &|_| None), None);
     }
 
     #[test]
