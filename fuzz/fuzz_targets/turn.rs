@@ -5,9 +5,9 @@
 use libfuzzer_sys::fuzz_target;
 
 use rennet_codex::process::{End, ExitInfo, ServerProcess};
-use rennet_codex::control::{Caller, Control};
+use rennet_codex::cancel::Cancel;
 use rennet_codex::stream::EventStream;
-use rennet_codex::turn::drive;
+use rennet_codex::turn::{drive, Controls};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,20 +33,21 @@ impl ServerProcess for Process {
 }
 
 fuzz_target!(|data: &[u8]| {
-    // The first byte: read-only or full access (a read-only turn has more requests), and
-    // whether the host aborts at once.
+    // The first byte: read-only or full access (a read-only turn has more requests), whether
+    // the host aborts at once, and whether the run waits until idle (sub-agents, goals).
     let (flags, bytes) = data.split_first().map(|(&f, r)| (f, r)).unwrap_or((0, data));
     let access = if flags & 1 == 1 { "readOnly" } else { "full" };
+    let until = if flags & 4 == 4 { "idle" } else { "turnCompleted" };
     let options = rennet_codex::options::parse(&format!(
-        r#"{{"prompt":"p","cwd":"/w","access":"{access}","requestTimeoutMs":50,"interruptGraceMs":20}}"#
+        r#"{{"prompt":"p","cwd":"/w","access":"{access}","until":"{until}","requestTimeoutMs":50,"interruptGraceMs":20}}"#
     ))
     .unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     runtime.block_on(async {
         let stream = EventStream::new();
-        let control = Control::new();
+        let (cancel, controls) = (Cancel::new(), Controls::new());
         if flags & 2 == 2 {
-            control.request_abort();
+            cancel.request_abort();
         }
         let ended = Arc::new(AtomicBool::new(false));
         let process = Process { ended: ended.clone() };
@@ -54,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
         let run = async {
             let terminal = tokio::time::timeout(
                 Duration::from_secs(5),
-                drive(bytes, tokio::io::sink(), process, &options, "/bin/codex", "t-fuzz", Caller { events: &stream, control: &control }),
+                drive(bytes, tokio::io::sink(), process, &options, "/bin/codex", "t-fuzz", (&stream, &cancel, &controls)),
             )
             .await
             .expect("the runner ended");
