@@ -53,6 +53,12 @@ export declare class NativeTurn {
   start(inputJson: string): boolean
   /** How the preparation ended, as the JSON text of its envelope: `{ok: {threadId}}` or `{failure}`. */
   ready(): Promise<string>
+  /**
+   * The app's answer to server request `key`: `replyJson` the reply (checked against the
+   * method's response type in JavaScript), else none (`unfit`: why the app's did not fit);
+   * the fixed policy's reply then goes. An answer after the request was answered is dropped.
+   */
+  answer(key: number, replyJson?: string | undefined | null, unfit?: string | undefined | null): void
   /** The consumer left: queued and future events are dropped; the outcome still resolves. */
   detach(): void
 }
@@ -95,7 +101,7 @@ export interface McpPolicyLaunch {
  * `start_turn` for a prepared turn: everything up to `turn/start` now, then it waits for
  * `NativeTurn.start`.
  */
-export declare function prepareTurn(optionsJson: string, aborted?: boolean | undefined | null): NativeTurn
+export declare function prepareTurn(optionsJson: string, aborted?: boolean | undefined | null, onServerRequest?: ((requestJson: string) => void) | undefined | null): NativeTurn
 
 /**
  * Sends log records to `callback` (the JSON text of `{time, level, target, message, fields,
@@ -113,9 +119,13 @@ export declare function setLogger(callback: ((recordJson: string) => void) | nul
  */
 export declare function startCall(name: string, threadId?: string | undefined | null, optionsJson?: string | undefined | null, aborted?: boolean | undefined | null): NativeCall
 
+/** `start_turn` for a review (`review/start`): the options carry its `target`. */
+export declare function startReview(optionsJson: string, aborted?: boolean | undefined | null, onServerRequest?: ((requestJson: string) => void) | undefined | null): NativeTurn
+
 /**
  * Validates the options (JSON text of the options object without `signal`) and starts the
- * turn in the background; `aborted`: the signal was aborted already, so nothing is started.
+ * turn in the background; `aborted`: the signal was aborted already, so nothing is started;
+ * `onServerRequest`: where server requests go when the options say the app answers them.
  * Invalid options throw `InvalidArg` with a message naming the option.
  */
-export declare function startTurn(optionsJson: string, aborted?: boolean | undefined | null): NativeTurn
+export declare function startTurn(optionsJson: string, aborted?: boolean | undefined | null, onServerRequest?: ((requestJson: string) => void) | undefined | null): NativeTurn

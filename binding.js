@@ -843,4 +843,5 @@ module.exports.mcpPolicyArgs = nativeBinding.mcpPolicyArgs
 module.exports.prepareTurn = nativeBinding.prepareTurn
 module.exports.setLogger = nativeBinding.setLogger
 module.exports.startCall = nativeBinding.startCall
+module.exports.startReview = nativeBinding.startReview
 module.exports.startTurn = nativeBinding.startTurn

@@ -7,6 +7,13 @@ import type { RateLimitSnapshot } from './types/codex/v2/RateLimitSnapshot.js'
 
 export type { ThreadItem, TurnPlanStep, RateLimitSnapshot }
 
+import type { ThreadGoal } from './types/codex/v2/ThreadGoal.js'
+import type { CodexErrorInfo } from './types/codex/v2/CodexErrorInfo.js'
+import type { ServerNotification } from './types/codex/ServerNotification.js'
+import type { ServerRequest as ProtocolServerRequest } from './types/codex/ServerRequest.js'
+
+export type { ThreadGoal, CodexErrorInfo, ServerNotification }
+
 import type { Account } from './types/codex/v2/Account.js'
 import type { Model } from './types/codex/v2/Model.js'
 import type { Thread } from './types/codex/v2/Thread.js'
@@ -129,7 +136,56 @@ export interface TerminalEvent {
    */
   abortReason?: unknown
   failure: Failure | null
+  /** Every sub-agent the turn started, and how each ended (`cutOff`: still running when the child ended). */
+  agents: AgentOutcome[]
+  /** `usage` and every agent's usage together (`usage` stays the turn's own). */
+  totalUsage: Usage | null
+  /** What Codex was still doing, or would have done, when the child ended: never cut off in silence. */
+  cutOff: CutOff[]
 }
+
+/** A sub-agent of the turn: a thread Codex started for it (`multi_agent` tools). */
+export interface AgentRef {
+  threadId: string
+  /** Where Codex gives one. */
+  nickname: string | null
+  /** Where Codex gives one (`subAgentActivity.agentPath`). */
+  path: string | null
+  /** 1 for an agent of the turn's own thread, 2 for one of its agents', … */
+  depth: number
+}
+
+export interface AgentOutcome {
+  threadId: string
+  nickname: string | null
+  status: 'completed' | 'interrupted' | 'failed' | 'cutOff'
+  usage: Usage | null
+}
+
+export type CutOff =
+  | { kind: 'agent'; threadId: string; nickname: string | null }
+  /** An active goal: Codex would have gone on working on it in turns of its own. */
+  | { kind: 'goal'; objective: string; status: string }
+  /** A terminal session (`exec_command` with a tty) still open: it dies with the child. */
+  | { kind: 'backgroundTerminal'; itemId: string; processId: string | null; command: string }
+
+/** How a server request was answered: by the fixed policy, by the app, or because the turn was ending. */
+export type ServerRequestReply = 'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'cancelled'
+
+/**
+ * A server request, typed by method from the pinned CLI's schema (`ServerRequest`): approvals,
+ * `item/tool/requestUserInput` (plan mode's questions), permissions, MCP elicitations, dynamic
+ * tool calls. `agent` is set when one of the turn's sub-agents asks.
+ */
+export type ServerRequest = ProtocolServerRequest & { agent: AgentRef | null }
+
+/**
+ * The app's answer to a server request: the method's own response type from the schema
+ * (`{ decision }` for approvals, `{ answers }` for `requestUserInput`, `{ permissions, scope }`,
+ * `{ action, content, _meta }` for elicitations, a dynamic tool call's result). An answer that
+ * does not fit is not sent: the fixed policy's reply goes, and a `diagnostic` says why.
+ */
+export type ServerReply = Record<string, unknown>
 
 /**
  * A thread item exactly as Codex sent it: the protocol's `ThreadItem`, generated from the pinned
@@ -174,15 +230,22 @@ export type HarnessEvent =
   | { type: 'diff'; diff: string }
   /** `account/rateLimits/updated`: a rolling update; merge it over `readAccount()`'s `rateLimits.rateLimits`. */
   | { type: 'rateLimits'; rateLimits: RateLimitSnapshot }
-  | {
-      type: 'serverRequest'
-      method: string
-      id: number | string
-      reply: 'accepted' | 'grantedEmpty' | 'declined' | 'methodError'
-    }
+  /** A server request and how it was answered; `params` as Codex sent them. */
+  | (ServerRequest & { type: 'serverRequest'; reply: ServerRequestReply })
+  /** An owned notification without a dedicated event (unknown methods included), typed by method where the schema knows it. */
+  | (ServerNotification & { type: 'native' })
   | { type: 'native'; method: string; params: unknown }
   | { type: 'passthrough'; reason: 'foreignThread' | 'foreignTurn' | 'unknownResponse'; message: unknown }
-  | { type: 'diagnostic'; source: 'preamble' | 'stderr'; line: string }
+  /** A line Codex wrote that is not the protocol (its stderr, a launcher's banner), without terminal escapes; `client`: the package's own word. */
+  | { type: 'diagnostic'; source: 'preamble' | 'stderr' | 'client'; line: string }
+  /** One event of a sub-agent the turn started (its items, deltas, usage, turnStarted, turnCompleted, …), nested. */
+  | { type: 'agent'; agent: AgentRef; event: HarnessEvent }
+  /** `thread/goal/updated` of the turn's thread. */
+  | { type: 'goal'; goal: ThreadGoal }
+  /** `item/plan/delta`: plan mode's proposed plan, as it streams. */
+  | { type: 'planDelta'; itemId: string; delta: string }
+  /** An item Codex started and never completed (a response dropped for a steer, a session still open), closed for the app no later than the turn's end. */
+  | { type: 'itemDropped'; itemId: string }
   | TurnCompletedEvent
   | TerminalEvent
 
@@ -217,7 +280,12 @@ export interface RunTurnOptions {
   /** Absolute path of the working directory. */
   cwd: string
   model?: string
-  access?: 'full' | 'readOnly'
+  /**
+   * `full` (default): everything Codex asks is granted. `readOnly`: nothing is, every MCP server
+   * is off, confirmed by the server. `ask`: a workspace-write sandbox where Codex asks before it
+   * escalates; `onServerRequest` is required and answers.
+   */
+  access?: 'full' | 'readOnly' | 'ask'
   effort?: string
   /**
    * Structured output: a JSON Schema (draft-07, 2019-09 or 2020-12 by its `$schema`, 2020-12
@@ -235,9 +303,45 @@ export interface RunTurnOptions {
   locus?: Locus
   env?: Record<string, string>
   signal?: AbortSignal
+  /** 0 … 2^31 − 1; default 2000. */
   interruptGraceMs?: number
+  /** Per request (initialize, thread/*, turn/start…), 1 … 2^31 − 1; default 30000. */
   requestTimeoutMs?: number
+  /**
+   * `turnCompleted` (default): the run ends with the turn's `turn/completed`; whatever Codex was
+   * still doing for it is named in `terminal.cutOff`. `idle`: the run also waits for every
+   * sub-agent the turn started and every goal continuation Codex runs on its own.
+   */
+  until?: 'turnCompleted' | 'idle'
+  /** Codex's collaboration mode for this turn (`plan`: it plans and may ask questions); `default` switches a thread left in plan mode back. */
+  mode?: 'default' | 'plan'
+  /**
+   * The app answers server requests (approvals, plan mode's questions, permissions, MCP
+   * elicitations, dynamic tool calls). `undefined`, a throw or an answer that does not fit the
+   * method's response type: the fixed policy's reply. Not with `readOnly`.
+   */
+  onServerRequest?: (request: ServerRequest) => ServerReply | undefined | Promise<ServerReply | undefined>
+  /** How long `onServerRequest` has for an answer before the fixed policy's reply goes (`timedOut`); default 600000. */
+  serverRequestTimeoutMs?: number
+  /** The thread is not stored: not listed, not resumable (`thread/start`'s `ephemeral`). `runUtility` defaults to true. */
+  ephemeral?: boolean
 }
+
+/** What `runReview` takes: a turn's options with a `target` instead of the turn's input. */
+export type ReviewOptions = Omit<RunTurnOptions, 'prompt' | 'input' | 'outputSchema' | 'mode'> & {
+  target:
+    | { type: 'uncommittedChanges' }
+    | { type: 'baseBranch'; branch: string }
+    | { type: 'commit'; sha: string; title?: string }
+    | { type: 'custom'; instructions: string }
+}
+
+/**
+ * Reviews changes (`review/start`, inline on the thread: `threadId`'s, else a new one) as a Turn:
+ * its events and its terminal, whose `finalMessage` is the review. Throws a TypeError naming the
+ * option for invalid options.
+ */
+export function runReview(options: ReviewOptions): Turn
 
 export interface Turn extends AsyncIterable<HarnessEvent> {
   /**
@@ -259,7 +363,9 @@ export interface Turn extends AsyncIterable<HarnessEvent> {
 }
 
 /** What `Turn.steer` rejects with: `TURN_NOT_STEERABLE` (`detail`: the server's JSON-RPC error `{code, message, data}`) or `TURN_ENDED`. */
-export class SteerError extends CodexError {}
+export class SteerError extends CodexError {
+  readonly code: 'TURN_NOT_STEERABLE' | 'TURN_ENDED'
+}
 
 export function runTurn(options: RunTurnOptions): Turn
 
@@ -273,7 +379,7 @@ export type PrepareTurnOptions = Omit<RunTurnOptions, 'prompt' | 'input' | 'outp
 export type TurnStartInput =
   | string
   | InputItem[]
-  | { prompt?: string; input?: InputItem[]; outputSchema?: RunTurnOptions['outputSchema']; effort?: string }
+  | { prompt?: string; input?: InputItem[]; outputSchema?: RunTurnOptions['outputSchema']; effort?: string; model?: string }
 
 /**
  * A turn whose child was started ahead: discovery, `codex app-server`, `initialize`, the account

@@ -3,7 +3,7 @@
 // native.js so that a platform without the addon gets NATIVE_ADDON_UNAVAILABLE, not a throw.
 // Each export lives in lib/: turns, calls, errors, the options' front door, signals, logging.
 
-const { runTurn, prepareTurn } = require('./lib/turn.js')
+const { runTurn, prepareTurn, runReview } = require('./lib/turn.js')
 const { runUtility } = require('./lib/utility.js')
 const { discoverCodex } = require('./lib/discovery.js')
 const { setLogger } = require('./lib/logger.js')
@@ -13,6 +13,7 @@ const { readAccount, listModels, listThreads, readThread, forkThread } = require
 module.exports = {
   runTurn,
   prepareTurn,
+  runReview,
   runUtility,
   discoverCodex,
   setLogger,

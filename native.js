@@ -84,6 +84,9 @@ function unavailableBinding(error) {
     finalMessage: null,
     usage: null,
     failure,
+    agents: [],
+    totalUsage: null,
+    cutOff: [],
   })
   // The codex-cli versions the addon accepts; the suite checks them against the addon's own.
   const supportedVersions = { minimum: '0.150.0', newestTested: '0.171.0' }
@@ -101,6 +104,8 @@ function unavailableBinding(error) {
     ready() {
       return Promise.resolve(JSON.stringify({ failure }))
     }
+    // Nothing is ever asked of the app.
+    answer() {}
     // The turn has ended before it began: nothing can be steered.
     steer() {
       const ended = { source: 'turn', code: 'TURN_ENDED', message: `the turn has ended: ${message}`, retryable: false }
@@ -137,6 +142,7 @@ function unavailableBinding(error) {
   return {
     startTurn: () => new UnavailableTurn(),
     prepareTurn: () => new UnavailableTurn(),
+    startReview: () => new UnavailableTurn(),
     startCall: unavailableCall,
     discoverCodex: async () =>
       JSON.stringify({

@@ -6,6 +6,7 @@ const { SteerError, CodexError, settle, failure } = require('./errors.js')
 const { checkOptions, wire, option, checkMilliseconds, isProxy } = require('./plain.js')
 const { checkSignal, listen } = require('./signal.js')
 const { BatchReader } = require('./batch.js')
+const { serve, checkHandler } = require('./server-requests.js')
 
 /** Turns the native `InvalidArg` error of option validation into the TypeError callers expect. */
 function nativeCall(fn) {
@@ -178,21 +179,29 @@ function runTurn(options) {
   return startTurn(options, prepared === undefined ? undefined : prepared.wire)
 }
 
-/** Starts the turn of `options` (checked to be an object); `schema`: the JSON Schema the model is sent. */
-function startTurn(options, schema) {
+/**
+ * Starts the turn of `options` (checked to be an object); `schema`: the JSON Schema the model is
+ * sent; `start`: the binding's call (a turn's, or a review's).
+ */
+function startTurn(options, schema, start = binding.startTurn, defaults = {}) {
   const signal = option(options, 'signal')
   checkSignal(signal)
   checkTimes(options)
-  const given = wire(options, ['signal', 'outputSchema'])
+  const handler = option(options, 'onServerRequest')
+  checkHandler(handler)
+  const given = wire(options, ['signal', 'outputSchema', 'onServerRequest'])
+  if (handler !== undefined) given.onServerRequest = true
+  for (const [key, value] of Object.entries(defaults)) if (given[key] === undefined) given[key] = value
   if (schema !== undefined) given.outputSchema = schema
   if (typeof given.prompt === 'string') given.prompt = given.prompt.toWellFormed()
   if (Array.isArray(given.input)) wellFormed(given.input)
   let turn = null
+  let native
   // Attached before the child exists: a signal that cannot be listened to starts nothing.
   const listening = listen(signal, (reason) => turn.abort(reason))
-  let native
   try {
-    native = nativeCall(() => binding.startTurn(JSON.stringify(given), listening.aborted))
+    const requests = handler === undefined ? undefined : serve(handler, () => native)
+    native = nativeCall(() => start(JSON.stringify(given), listening.aborted, requests))
   } catch (error) {
     listening.stop()
     throw error
@@ -207,6 +216,7 @@ function startTurn(options, schema) {
 function checkTimes(options) {
   checkMilliseconds(option(options, 'interruptGraceMs'), 'options.interruptGraceMs')
   checkMilliseconds(option(options, 'requestTimeoutMs'), 'options.requestTimeoutMs', 1)
+  checkMilliseconds(option(options, 'serverRequestTimeoutMs'), 'options.serverRequestTimeoutMs', 1)
 }
 
 /** A prepared turn that is not started ends its child after this. */
@@ -315,12 +325,16 @@ function prepareTurn(options) {
   const signal = option(options, 'signal')
   checkSignal(signal)
   checkTimes(options)
-  const given = wire(options, ['signal', 'idleTimeoutMs'])
+  const handler = option(options, 'onServerRequest')
+  checkHandler(handler)
+  const given = wire(options, ['signal', 'idleTimeoutMs', 'onServerRequest'])
+  if (handler !== undefined) given.onServerRequest = true
   let prepared = null
   const listening = listen(signal, (reason) => prepared.onSignal(reason))
   let native
   try {
-    native = nativeCall(() => binding.prepareTurn(JSON.stringify(given), listening.aborted))
+    const requests = handler === undefined ? undefined : serve(handler, () => native)
+    native = nativeCall(() => binding.prepareTurn(JSON.stringify(given), listening.aborted, requests))
   } catch (error) {
     listening.stop()
     throw error
@@ -330,4 +344,13 @@ function prepareTurn(options) {
   return prepared
 }
 
-module.exports = { runTurn, prepareTurn, startTurn, nativeCall, Turn, PreparedTurn }
+/**
+ * Reviews changes (`review/start`, inline on the thread — a new one unless `threadId`): a Turn
+ * whose `finalMessage` is the review. Throws a TypeError naming the option for invalid options.
+ */
+function runReview(options) {
+  checkOptions(options, 'runReview')
+  return startTurn(options, undefined, binding.startReview)
+}
+
+module.exports = { runTurn, prepareTurn, runReview, startTurn, nativeCall, Turn, PreparedTurn }

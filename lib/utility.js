@@ -17,7 +17,9 @@ async function runUtility(options) {
     throw new TypeError('options.outputSchema is required: a JSON Schema object or a Standard Schema (zod, valibot, arktype, …)')
   }
   const schema = require('../output-schema.js').prepareOutputSchema(given, 'options.outputSchema')
-  const terminal = await startTurn(options, schema.wire).outcome
+  // A utility call is not a conversation: its thread is not stored (not listed, not resumable)
+  // unless the caller says otherwise.
+  const terminal = await startTurn(options, schema.wire, undefined, { ephemeral: true }).outcome
   if (terminal.status === 'cancelled') {
     const cancelled = failure('turn', 'CANCELLED', `the utility call was cancelled (${terminal.cancellation})${reasonText(terminal.abortReason)}`, {
       cancellation: terminal.cancellation,

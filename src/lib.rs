@@ -24,22 +24,59 @@ pub struct NativeTurn {
     prepared: bool,
 }
 
+/// `(requestJson: string) => void`: a server request for the app's handler (the JSON text of
+/// `{key, method, id, params, agent}`); its answer comes back through `NativeTurn.answer`.
+type AppRequests = ThreadsafeFunction<String, (), String, Status, false>;
+
 /// Validates the options (JSON text of the options object without `signal`) and starts the
-/// turn in the background; `aborted`: the signal was aborted already, so nothing is started.
+/// turn in the background; `aborted`: the signal was aborted already, so nothing is started;
+/// `onServerRequest`: where server requests go when the options say the app answers them.
 /// Invalid options throw `InvalidArg` with a message naming the option.
-#[napi(catch_unwind)]
-pub fn start_turn(env: Env, options_json: String, aborted: Option<bool>) -> Result<NativeTurn> {
+#[napi(
+    catch_unwind,
+    ts_args_type = "optionsJson: string, aborted?: boolean | undefined | null, onServerRequest?: ((requestJson: string) => void) | undefined | null"
+)]
+pub fn start_turn(
+    env: Env,
+    options_json: String,
+    aborted: Option<bool>,
+    on_server_request: Option<AppRequests>,
+) -> Result<NativeTurn> {
     let options = rennet_codex::options::parse(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
-    run_turn(&env, options, aborted, false)
+    run_turn(&env, options, aborted, false, on_server_request)
 }
 
 /// `start_turn` for a prepared turn: everything up to `turn/start` now, then it waits for
 /// `NativeTurn.start`.
-#[napi(catch_unwind)]
-pub fn prepare_turn(env: Env, options_json: String, aborted: Option<bool>) -> Result<NativeTurn> {
+#[napi(
+    catch_unwind,
+    ts_args_type = "optionsJson: string, aborted?: boolean | undefined | null, onServerRequest?: ((requestJson: string) => void) | undefined | null"
+)]
+pub fn prepare_turn(
+    env: Env,
+    options_json: String,
+    aborted: Option<bool>,
+    on_server_request: Option<AppRequests>,
+) -> Result<NativeTurn> {
     let options =
         rennet_codex::options::parse_prepared(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
-    run_turn(&env, options, aborted, true)
+    run_turn(&env, options, aborted, true, on_server_request)
+}
+
+/// `start_turn` for a review (`review/start`): the options carry its `target`.
+#[napi(
+    catch_unwind,
+    ts_args_type = "optionsJson: string, aborted?: boolean | undefined | null, onServerRequest?: ((requestJson: string) => void) | undefined | null"
+)]
+pub fn start_review(
+    env: Env,
+    options_json: String,
+    aborted: Option<bool>,
+    on_server_request: Option<AppRequests>,
+) -> Result<NativeTurn> {
+    let options =
+        rennet_codex::options::parse_review(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+    run_turn(&env, options, aborted, false, on_server_request)
 }
 
 fn run_turn(
@@ -47,10 +84,17 @@ fn run_turn(
     options: rennet_codex::options::TurnOptions,
     aborted: Option<bool>,
     prepared: bool,
+    on_server_request: Option<AppRequests>,
 ) -> Result<NativeTurn> {
     locate_guard();
     let locus = options.target.locus.clone();
+    let app_answers = options.app_answers;
     let (handle, work) = rennet_codex::turn::start(options, aborted == Some(true));
+    if let (true, Some(requests)) = (app_answers, on_server_request) {
+        handle.controls.set_app_handler(Box::new(move |request| {
+            requests.call(request, ThreadsafeFunctionCallMode::NonBlocking);
+        }));
+    }
     end_with_environment(env, &handle.cancel)?;
     napi::bindgen_prelude::spawn(work);
     Ok(NativeTurn { handle, locus, prepared })
@@ -186,6 +230,21 @@ impl NativeTurn {
     #[napi]
     pub async fn ready(&self) -> String {
         self.handle.controls.readiness().await.to_json()
+    }
+
+    /// The app's answer to server request `key`: `replyJson` the reply (checked against the
+    /// method's response type in JavaScript), else none (`unfit`: why the app's did not fit);
+    /// the fixed policy's reply then goes. An answer after the request was answered is dropped.
+    #[napi]
+    pub fn answer(&self, key: f64, reply_json: Option<String>, unfit: Option<String>) {
+        let answer = match (reply_json.map(|json| serde_json::from_str(&json)), unfit) {
+            (Some(Ok(reply)), _) => rennet_codex::turn::AppAnswer::Reply(reply),
+            (Some(Err(e)), _) => rennet_codex::turn::AppAnswer::Unfit(format!("not JSON: {e}")),
+            (None, Some(why)) => rennet_codex::turn::AppAnswer::Unfit(why),
+            (None, None) => rennet_codex::turn::AppAnswer::Pass,
+        };
+        // Keys are counters from 1: exact as a JavaScript number.
+        self.handle.controls.answer(key as u64, answer);
     }
 
     /// The consumer left: queued and future events are dropped; the outcome still resolves.

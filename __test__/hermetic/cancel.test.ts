@@ -26,6 +26,9 @@ const cancelled = (cancellation: 'interrupted' | 'killed', threadId: string | nu
   finalMessage: null,
   usage: null,
   failure: null,
+  agents: [],
+  totalUsage: null,
+  cutOff: [],
 })
 
 describe('abort before the turn id exists', () => {

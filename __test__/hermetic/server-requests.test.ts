@@ -13,7 +13,7 @@ const FULL_ACCESS: Array<[method: string, reply: Reply, result: object | null]> 
   ['item/permissions/requestApproval', 'grantedEmpty', { permissions: {} }],
   ['execCommandApproval', 'accepted', { decision: 'approved' }],
   ['applyPatchApproval', 'accepted', { decision: 'approved' }],
-  ['mcpServer/elicitation/request', 'declined', { action: 'decline' }],
+  ['mcpServer/elicitation/request', 'declined', { action: 'decline', content: null, _meta: null }],
   ['item/tool/call', 'methodError', null],
   ['account/chatgptAuthTokens/refresh', 'methodError', null],
   ['attestation/generate', 'methodError', null],
@@ -30,7 +30,7 @@ describe('server requests', () => {
     expect(sentRequests.map((f) => [f.method, f.id])).toEqual(FULL_ACCESS.map(([m], i) => [m, i]))
 
     expect(events.filter((e) => e.type === 'serverRequest')).toEqual(
-      FULL_ACCESS.map(([method, reply], id) => ({ type: 'serverRequest', method, id, reply })),
+      FULL_ACCESS.map(([method, reply], id) => ({ type: 'serverRequest', method, id, params: sentRequests[id].params, agent: null, reply })),
     )
     expect(types(events)).toEqual([
       'started',
@@ -68,8 +68,9 @@ describe('server requests', () => {
   it('answers every request with a JSON-RPC error under readOnly access', async () => {
     const { events, terminal, log } = await fakeRun('server-requests', { access: 'readOnly' })
 
+    const sentRequests = log.sent().filter((f) => 'method' in f && 'id' in f)
     expect(events.filter((e) => e.type === 'serverRequest')).toEqual(
-      FULL_ACCESS.map(([method], id) => ({ type: 'serverRequest', method, id, reply: 'methodError' })),
+      FULL_ACCESS.map(([method], id) => ({ type: 'serverRequest', method, id, params: sentRequests[id].params, agent: null, reply: 'methodError' })),
     )
     const replies = log.replies()
     expect(replies).toHaveLength(FULL_ACCESS.length)

@@ -111,7 +111,7 @@ function probe(script: string, preload?: string): Probe {
 
 /** The checks every probe must pass; returns the failure for the platform-specific ones. */
 function expectUnavailable(result: Probe) {
-  const api = ['UtilityError', 'discoverCodex', 'runTurn', 'prepareTurn', 'runUtility', 'setLogger', 'SteerError', 'CodexError']
+  const api = ['UtilityError', 'discoverCodex', 'runTurn', 'prepareTurn', 'runReview', 'runUtility', 'setLogger', 'SteerError', 'CodexError']
   const calls = ['readAccount', 'listModels', 'listThreads', 'readThread', 'forkThread', 'CallError']
   expect(result.exports).toEqual([...api, ...calls].concat(result.exports.includes('default') ? ['default'] : []).sort())
   const { discovery, events, outcome, utility } = result

@@ -456,6 +456,10 @@ export const terminalOf = (fields: Record<string, unknown> = {}) => ({
   finalMessage: null,
   usage: null,
   failure: null,
+  agents: [],
+  // The turn's usage and its agents' together: with no agents, the turn's.
+  totalUsage: fields.usage ?? null,
+  cutOff: [],
   ...fields,
 })
 

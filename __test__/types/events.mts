@@ -1,6 +1,6 @@
 // Compiled, never run (`pnpm test:types`). Each `@ts-expect-error` proves that narrowing really
 // narrows: if a type widened to `any` or `unknown`, the directive would be unused and tsc fails.
-import { prepareTurn, runTurn, runUtility, setLogger, SteerError, UtilityError } from '@rennet/codex'
+import { CodexError, prepareTurn, runReview, runTurn, runUtility, setLogger, SteerError, UtilityError } from '@rennet/codex'
 import type { FailureCode, HarnessEvent, LogRecord, NativeItem, TerminalEvent } from '@rennet/codex'
 import codex from '@rennet/codex'
 import { toStandardJsonSchema } from '@valibot/to-json-schema'
@@ -144,3 +144,67 @@ setLogger((record: LogRecord) => {
 }, { filter: 'rennet_codex=debug' })
 setLogger(null)
 export const sameApi: typeof runTurn = codex.runTurn
+
+/** The agent loop: nested agent events, goals, plans, dropped items, server requests typed by method. */
+export function agentLoop(event: HarnessEvent): string {
+  switch (event.type) {
+    case 'agent': {
+      const depth: number = event.agent.depth
+      return `${event.agent.threadId}@${depth}: ${describe(event.event)}`
+    }
+    case 'goal': {
+      const status: 'active' | 'paused' | 'blocked' | 'usageLimited' | 'budgetLimited' | 'complete' = event.goal.status
+      return `${event.goal.objective}: ${status}`
+    }
+    case 'planDelta':
+    case 'itemDropped':
+      return event.itemId
+    case 'serverRequest':
+      if (event.method === 'item/tool/requestUserInput') {
+        // Narrowed by method: the questions of plan mode.
+        return event.params.questions.map((q) => q.question).join(' ')
+      }
+      return event.reply satisfies 'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'cancelled'
+    case 'native':
+      if (event.method === 'thread/status/changed') return String(event.params)
+      return event.method
+    case 'terminal':
+      return `${event.agents.length} agents, ${event.cutOff.map((c) => c.kind).join(',')} cut off, ${event.totalUsage?.total ?? 0}`
+    case 'diagnostic':
+      return event.source satisfies 'preamble' | 'stderr' | 'client'
+    default:
+      return event.type
+  }
+}
+
+export function asking(cwd: string) {
+  runTurn({
+    prompt: 'plan it',
+    cwd,
+    access: 'ask',
+    mode: 'plan',
+    until: 'idle',
+    serverRequestTimeoutMs: 60_000,
+    onServerRequest: async (request) => {
+      if (request.method === 'item/commandExecution/requestApproval') return { decision: 'decline' }
+      if (request.method === 'item/tool/requestUserInput') {
+        return { answers: Object.fromEntries(request.params.questions.map((q) => [q.id, { answers: ['yes'] }])) }
+      }
+      return undefined
+    },
+  })
+  // @ts-expect-error until is 'turnCompleted' or 'idle'
+  runTurn({ prompt: 'x', cwd, until: 'forever' })
+  const review = runReview({ cwd, target: { type: 'baseBranch', branch: 'main' } })
+  // @ts-expect-error a review has a target, not a prompt
+  runReview({ cwd, prompt: 'x', target: { type: 'uncommittedChanges' } })
+  return review.outcome.then((t) => t.finalMessage)
+}
+
+export function family(error: unknown): string {
+  if (error instanceof CodexError) {
+    const retry: boolean = error.retryable
+    return `${error.code} ${error.reason ?? ''} ${retry}`
+  }
+  return 'other'
+}

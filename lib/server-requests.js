@@ -1,0 +1,66 @@
+'use strict'
+// Server requests the app answers itself (`onServerRequest`): each one is handed to the app's
+// handler as `{ method, id, params, agent }`; its answer — returned or resolved — is read as
+// given (lib/plain.js) and checked against the method's response type from the pinned CLI's
+// schema (types/codex/server-request-responses.json) before it is sent. `undefined`, a throw, a
+// rejection or an answer that does not fit: the fixed policy's reply goes instead (the native
+// side says why in a `diagnostic` event). The deadline (`serverRequestTimeoutMs`) and a turn
+// that is ending are the native side's: a late answer is dropped there.
+
+const { plain, isProxy } = require('./plain.js')
+
+let checks = null
+
+/** The check of `method`'s response, or null for a method the schema does not know. */
+function checkOf(method) {
+  if (checks === null) {
+    const Ajv = require('ajv')
+    const ajv = new Ajv({ allErrors: false, strict: false })
+    const { responses } = require('../types/codex/server-request-responses.json')
+    checks = new Map(Object.entries(responses).map(([name, schema]) => [name, { ajv, validate: ajv.compile(schema) }]))
+  }
+  return checks.get(method) ?? null
+}
+
+/** Checks that `handler` can answer server requests. */
+function checkHandler(handler, path = 'options.onServerRequest') {
+  if (handler !== undefined && typeof handler !== 'function') throw new TypeError(`${path} must be a function`)
+}
+
+/**
+ * The callback the native turn hands each request to (JSON text of `{key, method, id, params,
+ * agent}`); `native()` is the native turn that takes the answers.
+ */
+function serve(handler, native) {
+  return (json) => {
+    const { key, method, id, params, agent } = JSON.parse(json)
+    const pass = (why = null) => native().answer(key, null, why)
+    let answered
+    try {
+      answered = handler({ method, id, params, agent })
+      // A thenable is awaited; reading `then` of a hostile value may throw too.
+      answered = Promise.resolve(answered)
+    } catch {
+      pass()
+      return
+    }
+    answered.then(
+      (reply) => {
+        if (reply === undefined) return pass()
+        if (isProxy(reply)) return pass('the answer is a Proxy')
+        let copy
+        try {
+          copy = plain(reply, 'answer')
+        } catch (error) {
+          return pass(error.message)
+        }
+        const check = checkOf(method)
+        if (check && !check.validate(copy)) return pass(check.ajv.errorsText(check.validate.errors, { dataVar: 'answer' }))
+        native().answer(key, JSON.stringify(copy), null)
+      },
+      () => pass(),
+    )
+  }
+}
+
+module.exports = { serve, checkHandler }
