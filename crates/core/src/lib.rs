@@ -20,6 +20,8 @@ pub mod mcp_policy;
 pub mod options;
 pub mod process;
 pub mod protocol;
+#[cfg(test)]
+mod public_types;
 pub mod rpc;
 pub mod stream;
 pub mod supervise;
