@@ -17,6 +17,7 @@
 //! Every member is remembered with its start time, so a recycled pid is never signalled.
 //! Where the platform has no process table ([`table::SUPPORTED`]), only the groups are used.
 
+use super::platform::{group_exists, signal_group, signal_process};
 use super::table::{self, Entry};
 use std::time::{Duration, Instant};
 
@@ -212,47 +213,6 @@ impl Tree {
             }
             std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
         }
-    }
-}
-
-#[cfg(unix)]
-fn raw(signal: Signal) -> i32 {
-    match signal {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    }
-}
-
-fn signal_group(pgid: i32, signal: Signal) {
-    #[cfg(unix)]
-    // SAFETY: a plain syscall on a group of the tree; ESRCH (gone) is fine.
-    unsafe {
-        libc::killpg(pgid, raw(signal));
-    }
-    #[cfg(not(unix))]
-    let _ = (pgid, signal);
-}
-
-fn signal_process(pid: i32, signal: Signal) {
-    #[cfg(unix)]
-    // SAFETY: as above; the start time check rules out a recycled pid.
-    unsafe {
-        libc::kill(pid, raw(signal));
-    }
-    #[cfg(not(unix))]
-    let _ = (pid, signal);
-}
-
-fn group_exists(pgid: i32) -> bool {
-    #[cfg(unix)]
-    // SAFETY: signal 0 only checks for existence.
-    unsafe {
-        libc::killpg(pgid, 0) == 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pgid;
-        false
     }
 }
 
