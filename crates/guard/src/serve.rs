@@ -1,10 +1,16 @@
 //! The guard's loop: it reads the host's lines (`rennet_codex::process::guard::wire`) and the
 //! stdin copies that come with them until the host says `bye` — then it leaves — or until the
 //! socket ends without it: the host died, and the guard ends everything of its children.
+//!
+//! Where the children are no subreapers (macOS; Linux with `RENNET_GUARD_TRACKING=poll`), a
+//! second thread, `track`, notes their descendants every `TRACK_EVERY` (500 ms) while the host
+//! lives, so that one orphaned before the host died is still known by then
+//! (`rennet_codex::process::tracking`).
 
 use rennet_codex::process::guard::fd_pass;
 use rennet_codex::process::guard::wire::{Kind, Message};
 use rennet_codex::process::table;
+use rennet_codex::process::tracking::Tracking;
 use rennet_codex::process::tree::{Marker, Tree};
 use rennet_codex::process::TREE_MARKER_VAR;
 use std::collections::{HashMap, VecDeque};
@@ -17,9 +23,8 @@ use std::time::{Duration, Instant};
 pub const ROOT_EXIT_WAIT: Duration = Duration::from_millis(300);
 /// After that, between SIGTERM and SIGKILL.
 pub const TERM_WAIT: Duration = Duration::from_millis(400);
-/// How often, on a platform without a child subreaper, the guard notes the descendants of its
-/// children while the host lives, before an exiting parent orphans them.
-const TRACK_EVERY: Option<Duration> = if cfg!(target_os = "linux") { None } else { Some(Duration::from_millis(500)) };
+/// The name of the thread that looks every `TRACK_EVERY` (`/proc/<guard>/task/*/comm`, `ps -T`).
+pub const TRACK_THREAD: &str = "track";
 
 /// What the guard knows: the registered children, what it found below them, and the copies of
 /// their stdin it holds.
@@ -73,8 +78,8 @@ impl<F> Watch<F> {
 
     /// The host is gone: end everything of its children.
     fn end_all(&mut self) {
-        // While the children still run, their descendants are below them (on Linux even the
-        // orphans, the children being their subreapers): note them all first.
+        // While the children still run, their descendants are below them (with subreapers even
+        // the orphans; in the poll, those a look saw are known already): note them all first.
         self.tree.refresh_alive();
         // Now the children may see end-of-file and leave by themselves.
         self.stdins.clear();
@@ -92,18 +97,21 @@ impl<F> Watch<F> {
 }
 
 /// The guard's main loop over its input (the host's socket): returns when the host said `bye`,
-/// or after it ended everything because the host died.
-pub fn serve(input: UnixStream, host: &str) {
+/// or after it ended everything because the host died. `tracking`: how the host's children
+/// keep their orphans in sight (the host says it on the guard's command line).
+pub fn serve(input: UnixStream, host: &str, tracking: Tracking) {
     let watch = Arc::new(Mutex::new(Watch::new(host)));
     let done = Arc::new(AtomicBool::new(false));
-    if let Some(every) = TRACK_EVERY {
+    if let Some(every) = tracking.look_every() {
         let (watch, done) = (watch.clone(), done.clone());
-        std::thread::spawn(move || {
+        let track = move || {
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(every);
                 watch.lock().unwrap_or_else(|e| e.into_inner()).tree.refresh_alive();
             }
-        });
+        };
+        // As `std::thread::spawn` would: a guard that cannot look must not pretend to.
+        std::thread::Builder::new().name(TRACK_THREAD.to_string()).spawn(track).expect("the tracking thread starts");
     }
     let mut pending: Vec<u8> = Vec::new();
     let mut received = VecDeque::new();
@@ -187,7 +195,7 @@ mod tests {
         let mut child = Registered::start();
         let (mut host, guard) = UnixStream::pair().unwrap();
         write!(host, "garbage\n{}bye\n+2 6 t\n", child.line()).unwrap();
-        serve(guard, "test-host");
+        serve(guard, "test-host", Tracking::PLATFORM);
         assert!(child.running(), "bye ended a registered child");
     }
 
@@ -198,7 +206,7 @@ mod tests {
         let (mut host, guard) = UnixStream::pair().unwrap();
         write!(host, "garbage\n{}", child.line()).unwrap();
         drop(host);
-        serve(guard, "test-host");
+        serve(guard, "test-host", Tracking::PLATFORM);
         // Reaped here: serve returns only once the tree is gone (or SIGKILLed and waited for).
         let status = child.0.wait().unwrap();
         assert!(!status.success(), "{status:?}");

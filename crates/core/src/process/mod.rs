@@ -11,25 +11,30 @@
 //! at once from its `Drop`, which returns only when its tree is gone: an abandoned probe or an
 //! aborted turn leaves nothing running, and nothing of it writes anywhere afterwards.
 //!
-//! What each platform guarantees when a child ends (the tests show each on Linux):
+//! What each platform guarantees when a child ends (docs/what-ends-when.md has the whole
+//! story, with what runs where):
 //!
-//! | | Linux | macOS | Windows |
+//! | | Linux | macOS (and Linux with `RENNET_GUARD_TRACKING=poll`) | Windows |
 //! | --- | --- | --- | --- |
 //! | the child and its process group | yes | yes | the whole Job Object |
-//! | descendants that left the group or session (`setsid`) | yes: the child is a subreaper, so they stay below it; parent links and the marker find them | found through parent links while their parent lives, and through the marker after | yes: Job Object |
+//! | descendants that left the group or session (`setsid`) | yes: the child is a subreaper, so they stay below it; parent links and the marker find them | found through parent links while their parent lives, and through the marker after ([`tracking`]) | yes: Job Object |
 //! | double-forked daemons | yes (subreaper, marker) | through the marker | yes: Job Object |
-//! | the host dies mid-turn | the guard ends the tree ([`guard`]) | the guard ends the tree | the kernel closes the Job Object |
+//! | the host dies mid-turn | the guard ends the tree ([`guard`]) | the guard ends the tree; it looks every 500 ms while the host lives | the kernel closes the Job Object |
 //!
 //! Limits: a descendant that both replaced its environment (`env -i`) and was orphaned after the
 //! child died is not found on Linux; on macOS the same holds for one orphaned at any time (no
-//! subreaper) unless the guard saw it in its periodic look. Processes of another user are not
-//! found. A Job Object cannot be escaped by a descendant unless it breaks away explicitly.
+//! subreaper) unless one of the guard's looks saw it while its parent lived. Processes of
+//! another user are not found. A Job Object cannot be escaped by a descendant unless it breaks
+//! away explicitly.
+//!
+//! What differs between systems is in `platform`, chosen once at its `mod` lines.
 
 pub mod collect;
 pub mod guard;
 pub mod launch;
 pub mod stderr;
 pub mod table;
+pub mod tracking;
 pub mod tree;
 
 // What differs between systems, chosen once inside it; nothing below has a `cfg` of its own.
@@ -241,7 +246,7 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
         command.env(TREE_MARKER_VAR, marker);
     }
     let mut wrapped = CommandWrap::from(command);
-    platform::wrap(&mut wrapped, spec.scope);
+    platform::wrap(&mut wrapped, spec.scope, tracking::Tracking::current());
     wrapped.wrap(KillOnDrop);
     // Before the child starts, so that the guard runs when it does; without one, nothing starts.
     let mut ticket = guard::ticket().map_err(SpawnError::GuardUnavailable)?;

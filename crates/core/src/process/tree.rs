@@ -289,6 +289,37 @@ mod tests {
         assert!(!tree.alive_in(&table));
     }
 
+    // Without a subreaper (macOS; Linux with RENNET_GUARD_TRACKING=poll) an orphan's parent
+    // link is gone at once: the guard's looks every 500 ms are what keeps it known.
+
+    #[test]
+    fn a_descendant_a_look_saw_stays_known_once_orphaned() {
+        let mut tree = Tree::new(Some(Marker::prefix("RENNET_CODEX_TREE", "h-")));
+        tree.add_root(10, Some(100));
+        let no_marker = |_: i32, _: &Marker| false;
+        // A look while its parent lives: 12 left the group and session, and its environment.
+        tree.grow(&[entry(10, 1, 10, 100), entry(11, 10, 10, 101), entry(12, 11, 12, 102)], &no_marker);
+        // Its parent left: 12 belongs to init now, and nothing leads to it.
+        let later = [entry(10, 1, 10, 100), entry(12, 1, 12, 102)];
+        tree.grow(&later, &no_marker);
+        assert_eq!(tree.live_members(&later).collect::<Vec<_>>(), [10, 12]);
+    }
+
+    #[test]
+    fn what_leaves_the_tree_and_drops_the_marker_between_two_looks_is_not_found() {
+        let mut tree = Tree::new(Some(Marker::prefix("RENNET_CODEX_TREE", "h-")));
+        tree.add_root(10, Some(100));
+        tree.grow(&[entry(10, 1, 10, 100)], &|_, _| false);
+        // Between two looks 11 started 12 with a cleared environment in a session of its own,
+        // and left: by the next look 12's parent is init.
+        let next = [entry(10, 1, 10, 100), entry(12, 1, 12, 102)];
+        tree.grow(&next, &|_, _| false);
+        assert_eq!(tree.live_members(&next).collect::<Vec<_>>(), [10], "the limit");
+        // The control: with the marker kept, the same orphan is found.
+        tree.grow(&next, &|pid, marker| pid == 12 && marker.matches(b"RENNET_CODEX_TREE=h-0"));
+        assert_eq!(tree.live_members(&next).collect::<Vec<_>>(), [10, 12]);
+    }
+
     #[test]
     fn markers_match_exactly_or_by_prefix() {
         let exact = Marker::exact("V", "a-1");

@@ -8,6 +8,7 @@ use super::unavailable::Unavailable;
 use super::wire::{Kind, Message};
 use super::SWITCH_VAR;
 use crate::process::platform::{self, GuardLink};
+use crate::process::tracking::Tracking;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
@@ -161,7 +162,7 @@ fn start() -> Result<Option<Running>, Unavailable> {
         return Ok(None);
     };
     check_executable(&program)?;
-    let (child, link) = platform::start_guard(&program, host_marker()).map_err(|e| {
+    let (child, link) = platform::start_guard(&program, host_marker(), Tracking::current()).map_err(|e| {
         Unavailable::new(Some(program.clone()), format!("{} could not be started: {e}", program.display()))
     })?;
     tracing::debug!(pid = child.id(), "host-death guard started");

@@ -3,7 +3,9 @@
 //! without doing so — `SIGKILL`, a default `SIGTERM`/`SIGINT`, `process.exit()`, a crash.
 //!
 //! One guard runs while the host has children of this package, and none otherwise. The host
-//! starts it with a Unix socket on its stdin and writes a line per child (`+<pid> <start> t|g`)
+//! starts it (`rennet-codex-guard <host marker> subreaper|poll`: how the children keep their
+//! orphans in sight, [`crate::process::tracking`]; its environment is empty) with a Unix socket
+//! on its stdin and writes a line per child (`+<pid> <start> t|g`)
 //! and per child ended (`-<pid>`), then `bye` when the last one is gone ([`wire`]). With a child
 //! whose stdin is a pipe, the host also hands the guard a copy of the pipe's writing end
 //! (`SCM_RIGHTS`, `fd_pass`), and takes it back (`=<pid>`) just before it closes its own: so
@@ -15,7 +17,8 @@
 //! end-of-file without `bye`, notes every registered child's tree (its process group, its
 //! descendants and, through the marker in their environment, everything carrying this host's
 //! marker), lets the children go by closing their stdin, gives them a moment to leave by
-//! themselves, then `SIGTERM`, then `SIGKILL`, and exits. The guard sits in a session of its
+//! themselves, then `SIGTERM`, then `SIGKILL`, and exits. Where the children are no
+//! subreapers (`poll`), it also notes their descendants every 500 ms while the host lives. The guard sits in a session of its
 //! own, so terminal signals meant for the host (Ctrl-C, a closed terminal) do not reach it.
 //! Its loop is the guard crate's; this module is the host's side and what both sides share.
 //!

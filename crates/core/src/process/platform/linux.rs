@@ -4,6 +4,8 @@ use super::super::table::{self, Entry, EnvironLayout};
 use process_wrap::tokio::{CommandWrap, CommandWrapper};
 
 pub const TABLE: bool = true;
+/// Linux has the child subreaper (`PR_SET_CHILD_SUBREAPER`), its way of tracking.
+pub const SUBREAPER: bool = true;
 /// `/proc/<pid>/environ`: `NAME=value\0…`.
 pub const ENVIRON_LAYOUT: EnvironLayout = EnvironLayout::Plain;
 

@@ -13,6 +13,8 @@ use process_wrap::tokio::CommandWrap;
 use std::mem::{offset_of, size_of};
 
 pub const TABLE: bool = true;
+/// No child subreaper: descendants are tracked by looking (`tracking`).
+pub const SUBREAPER: bool = false;
 pub const ENVIRON_LAYOUT: EnvironLayout = EnvironLayout::ProcArgs2;
 
 // What `table::parse_bsdinfo` assumes of `struct proc_bsdinfo`.
@@ -75,6 +77,6 @@ pub fn environ(pid: i32) -> Option<Vec<u8>> {
     Some(buf)
 }
 
-/// macOS has no child subreaper: nothing to add to the command (the tree and the guard keep
-/// orphans in sight by looking instead, see `tracking`).
+/// Never asked for here ([`SUBREAPER`] is false, so `Tracking::current` is the poll): macOS
+/// has no child subreaper, and nothing is added to the command.
 pub fn make_subreaper(_command: &mut CommandWrap) {}

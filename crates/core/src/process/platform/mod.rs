@@ -9,8 +9,7 @@
 //! - signals for a tree: `signal_group`, `signal_process`, `group_exists`;
 //! - the process table: `TABLE`, `snapshot`, `entry`, `environ` and `ENVIRON_LAYOUT` (the OS
 //!   queries only: what they return is parsed in [`super::table`], on every system);
-//! - what keeps orphans in sight ([`super::tracking`]): `SUBREAPER`, `DEFAULT_TRACKING`,
-//!   `make_subreaper`;
+//! - what keeps orphans in sight ([`super::tracking`]): `SUBREAPER`, `make_subreaper`;
 //! - the host-death guard: `GUARD_NEEDED`, `start_guard` and `GuardLink`;
 //! - small facts: `is_executable`, `exit_signal`, `signal_name`, `cannot_run`.
 //!

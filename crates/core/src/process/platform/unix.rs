@@ -1,6 +1,7 @@
 //! Unix: a child in a process group (or a session) of its own, ended by signals to its tree;
 //! the host-death guard, a process of its own that the host speaks to over a Unix socket.
 
+use super::super::tracking::Tracking;
 use super::super::tree::{Signal, Tree};
 use super::super::{Scope, KILL_GRACE};
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup, ProcessSession};
@@ -10,11 +11,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub fn wrap(command: &mut CommandWrap, scope: Scope) {
+pub fn wrap(command: &mut CommandWrap, scope: Scope, tracking: Tracking) {
     match scope {
         Scope::Tree => {
             command.wrap(ProcessGroup::leader());
-            super::make_subreaper(command);
+            if tracking == Tracking::Subreaper {
+                super::make_subreaper(command);
+            }
         }
         Scope::Session => {
             command.wrap(ProcessSession);
@@ -113,11 +116,17 @@ pub const GUARD_NEEDED: bool = true;
 pub struct GuardLink(UnixStream);
 
 /// Starts the guard `program` for the host `host` with the other end of a Unix socket as its
-/// stdin, and nothing else of the host's.
-pub fn start_guard(program: &Path, host: &str) -> std::io::Result<(std::process::Child, GuardLink)> {
+/// stdin, and nothing else of the host's: its environment is empty, so the way its children
+/// are tracked is said on its command line.
+pub fn start_guard(
+    program: &Path,
+    host: &str,
+    tracking: Tracking,
+) -> std::io::Result<(std::process::Child, GuardLink)> {
     let (control, theirs) = UnixStream::pair()?;
     let child = std::process::Command::new(program)
         .arg(host)
+        .arg(tracking.word())
         .env_clear()
         // Holds no directory of the host's busy.
         .current_dir("/")

@@ -5,6 +5,7 @@ use super::super::table::{Entry, EnvironLayout};
 use process_wrap::tokio::CommandWrap;
 
 pub const TABLE: bool = false;
+pub const SUBREAPER: bool = false;
 pub const ENVIRON_LAYOUT: EnvironLayout = EnvironLayout::Plain;
 
 pub fn snapshot() -> Vec<Entry> {
@@ -19,5 +20,5 @@ pub fn environ(_pid: i32) -> Option<Vec<u8>> {
     None
 }
 
-/// No child subreaper here.
+/// Never asked for here ([`SUBREAPER`] is false): there is no child subreaper.
 pub fn make_subreaper(_command: &mut CommandWrap) {}

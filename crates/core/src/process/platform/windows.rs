@@ -3,6 +3,7 @@
 //! no process table and no guard: the Job Object does what they do on Unix.
 
 use super::super::table::{Entry, EnvironLayout};
+use super::super::tracking::Tracking;
 use super::super::tree::{Signal, Tree};
 use super::super::Scope;
 use process_wrap::tokio::{ChildWrapper, CommandWrap, CreationFlags, JobObject};
@@ -14,7 +15,7 @@ use windows::Win32::System::Threading::CREATE_NO_WINDOW;
 /// Every child in a Job Object of its own (with kill-on-close, from `KillOnDrop`): ending the
 /// job ends everything in it, and the kernel ends it when the host's last handle to it closes,
 /// however the host ends. A GUI host must not flash a console per child.
-pub fn wrap(command: &mut CommandWrap, _scope: Scope) {
+pub fn wrap(command: &mut CommandWrap, _scope: Scope, _tracking: Tracking) {
     command.wrap(CreationFlags(CREATE_NO_WINDOW));
     command.wrap(JobObject);
 }
@@ -45,6 +46,8 @@ pub fn group_exists(_pgid: i32) -> bool {
 }
 
 pub const TABLE: bool = false;
+/// No subreaper, and no need of one: the Job Object holds every descendant.
+pub const SUBREAPER: bool = false;
 pub const ENVIRON_LAYOUT: EnvironLayout = EnvironLayout::Plain;
 
 pub fn snapshot() -> Vec<Entry> {
@@ -85,7 +88,11 @@ pub const GUARD_NEEDED: bool = false;
 pub enum GuardLink {}
 
 /// Never called ([`GUARD_NEEDED`] is false); says so if it were.
-pub fn start_guard(_program: &Path, _host: &str) -> std::io::Result<(std::process::Child, GuardLink)> {
+pub fn start_guard(
+    _program: &Path,
+    _host: &str,
+    _tracking: Tracking,
+) -> std::io::Result<(std::process::Child, GuardLink)> {
     Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "Windows needs no host-death guard"))
 }
 
