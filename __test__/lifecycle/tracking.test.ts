@@ -44,15 +44,18 @@ afterEach(async () => {
 
 /**
  * The intermediate, with an empty environment: `$1` the directory, `$2` `window` (start the
- * sleeper at once, leave on `orphan`) or `limit` (start it on `start`, and leave at once).
+ * sleeper at once, leave on `orphan`) or `limit` (start it on `start`, and leave at once). It
+ * leaves when the directory goes (the clean-up removes it), and the sleeper by itself: neither
+ * outlives a failed test for long, whatever the guard did.
  */
 const INTERMEDIATE = `
 d=$1
+cue() { until [ -e "$d/$1" ]; do [ -d "$d" ] || exit 0; sleep 0.02; done; }
 echo $$ > "$d/intermediate.new" && mv "$d/intermediate.new" "$d/intermediate"
-[ "$2" = window ] || until [ -e "$d/start" ]; do sleep 0.02; done
+[ "$2" = window ] || cue start
 setsid sleep 60 &
 echo $! > "$d/sleeper.new" && mv "$d/sleeper.new" "$d/sleeper"
-[ "$2" = limit ] || until [ -e "$d/orphan" ]; do sleep 0.02; done
+[ "$2" = limit ] || cue orphan
 `
 
 type Way = 'subreaper' | 'poll'
@@ -173,7 +176,7 @@ async function stopGuard(guard: number): Promise<void> {
   expect(await eventually(allStopped, BOUND_MS), 'the guard stopped').toBe(true)
 }
 
-describe.skipIf(process.platform !== 'linux')('how the guard keeps orphans in sight (Linux, both ways)', () => {
+describe.skipIf(process.platform !== 'linux')('how the guard keeps orphans in sight (Linux, both ways)', { timeout: 4 * BOUND_MS }, () => {
   it("Linux's way: no tracking thread, and an orphan stays below the child (a subreaper), so the guard ends it", async () => {
     const { host, guard, child, descendant, cue, orphaned } = await hostWithDescendant('subreaper', 'limit')
     expect(trackerOf(guard), 'a tracking thread').toBeNull()
