@@ -37,7 +37,8 @@ pub mod table;
 pub mod tracking;
 pub mod tree;
 
-// What differs between systems, chosen once inside it; nothing below has a `cfg` of its own.
+// What differs between systems, chosen once at the `mod` lines inside it: the rest of the
+// module has no platform `cfg`.
 mod platform;
 // Asked of a child on Windows itself (under Wine in the Windows lane).
 #[cfg(all(test, windows))]
