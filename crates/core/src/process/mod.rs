@@ -23,8 +23,8 @@
 //!
 //! Limits: a descendant that both replaced its environment (`env -i`) and was orphaned after the
 //! child died is not found on Linux; on macOS the same holds for one orphaned at any time (no
-//! subreaper) unless one of the guard's looks saw it while its parent lived. Processes of
-//! another user are not found. A Job Object cannot be escaped by a descendant unless it breaks
+//! subreaper), unless the host died and one of the guard's looks saw it while its parent lived.
+//! Processes of another user are not found. A Job Object cannot be escaped by a descendant unless it breaks
 //! away explicitly.
 //!
 //! What differs between systems is in `platform`, chosen once at its `mod` lines.
