@@ -9,6 +9,10 @@
 // leave), start together (one mock, Codex home and git cwd each) and are ended one per test, so
 // that their start-up is paid once. The guard's own exit says when it was done; how fast that
 // is belongs to `pnpm bench`. Bounds below only stop a broken run from hanging.
+//
+// With RENNET_GUARD_TRACKING=poll in the run's environment (`pnpm nx run
+// rennet-adapters:lifecycle-poll`) the same tests run the macOS way: no subreaper, the guard
+// looking every 500 ms.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { createCodexHome, createGitCwd, type CodexHome, type GitCwd } from '../../testing/codex-home.js'
@@ -18,6 +22,8 @@ import { DEATHS, Host, argvOf, running, type Death } from './host.js'
 
 const COMMAND = 'sleep 300 & setsid sleep 301 & nohup sleep 302 & sleep 303'
 const SLEEPS = ['300', '301', '302', '303']
+/** How the guard is expected to keep orphans in sight in this run. */
+const TRACKING = process.env.RENNET_GUARD_TRACKING === 'poll' ? 'poll' : 'subreaper'
 /** Six real Codex children starting at once on a loaded 2-core machine take a while. */
 const READY_MS = 120_000
 const SETTLE_MS = 20_000
@@ -68,6 +74,8 @@ async function prepare(run: Run): Promise<Ready> {
   if (!run.unguarded) {
     if (!(await eventually(() => host.guard() !== null, SETTLE_MS))) throw new Error('no guard runs beside the turn')
     guard = host.guard()!
+    const tracking = host.tracking(guard)
+    if (tracking !== TRACKING) throw new Error(`the guard tracks orphans by ${tracking}, not by ${TRACKING}`)
   }
   // Without a guard to read it from, the pid part of the host's marker still tells its children.
   const marker = guard === null ? String(host.pid) : host.marker(guard)
@@ -90,7 +98,7 @@ async function prepare(run: Run): Promise<Ready> {
 
 const runs: Run[] = []
 
-describe.skipIf(process.platform !== 'linux')('the host dies mid-turn (Linux, real codex-cli)', () => {
+describe.skipIf(process.platform !== 'linux')(`the host dies mid-turn (Linux, tracking: ${TRACKING}, real codex-cli)`, () => {
   beforeAll(async () => {
     for (const [death, unguarded] of [...DEATHS.map((d) => [d, false] as const), ['SIGKILL', true] as const]) {
       const mock = await start([execCommandResponse(COMMAND, { yieldTimeMs: 1000 }), hang()])

@@ -77,6 +77,14 @@ export class Host {
     return marker
   }
 
+  /**
+   * How the guard keeps the host's orphans in sight (Linux), as the host told it on its command
+   * line: `subreaper` (Linux's way) or `poll` (macOS's, with RENNET_GUARD_TRACKING=poll).
+   */
+  tracking(guard: number): string | undefined {
+    return argvOf(guard)[2]
+  }
+
   /** The `started` event of the host's turn, once it came. */
   started(): Extract<HarnessEvent, { type: 'started' }> | undefined {
     return this.events.find((e): e is Extract<HarnessEvent, { type: 'started' }> => e.type === 'started')

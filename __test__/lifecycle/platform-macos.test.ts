@@ -1,6 +1,7 @@
 // macOS: nothing outlives a turn. There is no /proc and no child subreaper there: an abort ends
 // the child's process group and the descendants found through the process table, and when the
-// host dies the guard does the same (it notes the descendants while the child still runs). The
+// host dies the guard does the same (it notes the descendants while the child still runs, and
+// every 500 ms while the host lives: the way Linux runs with RENNET_GUARD_TRACKING=poll). The
 // fake app-server plays a child that ignores the interrupt, stdin EOF and SIGTERM, with
 // grandchildren in its process group, in a group of their own and in a session of their own
 // (`setsid -f`, the fake's double-forked daemon, needs util-linux: not on macOS).
@@ -12,7 +13,7 @@ import { describe, expect, it } from 'vitest'
 import { runTurn, type HarnessEvent, type RunTurnOptions } from '../../index.js'
 import { FakeLog, collect, within, writeFake } from '../support/fake.js'
 import type { FakeGrandchild } from '../../testing/index.js'
-import { eventually, isRunning, runningInGroup } from '../support/procs.js'
+import { eventually, isRunning, psProcesses, runningInGroup } from '../support/procs.js'
 import { DEATHS, Host, endAfterEach } from './host.js'
 
 const onMac = process.platform === 'darwin'
@@ -69,6 +70,8 @@ describe.skipIf(!onMac)('macOS: nothing outlives a turn', () => {
       expect(await eventually(() => host.guard() !== null, BOUND_MS), 'a guard runs beside the turn').toBe(true)
       const guard = host.guard()!
       seen.push(guard)
+      // No subreaper here: the host tells the guard to look.
+      expect(psProcesses().find((p) => p.pid === guard)?.args, "the guard's command line").toMatch(/ poll$/)
       await host.end()
       expect(await eventually(() => !isRunning(guard), BOUND_MS), 'the guard left').toBe(true)
       expect(all.filter(isRunning), 'the child and its grandchildren after the guard left').toEqual([])

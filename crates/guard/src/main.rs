@@ -1,22 +1,20 @@
-//! `rennet-codex-guard <host marker>`: started by the addon with a Unix socket on stdin; see
-//! `rennet_codex::process::guard` for what it does and why.
+//! `rennet-codex-guard`: the host-death guard of @rennet/codex. The addon starts it while the
+//! host has children of the package; when the host dies without ending them, the guard does.
+//! What the host tells it, and why, is in `rennet_codex::process::guard`; what it does is here.
 
+// The guard does its work on Unix only (Windows ends a host's children through Job Objects):
+// the platform is chosen here, once.
 #[cfg(unix)]
-fn main() {
-    let Some(host) = std::env::args().nth(1).filter(|h| !h.is_empty()) else {
-        eprintln!("usage: rennet-codex-guard <host marker> (started by @rennet/codex, not by hand)");
-        std::process::exit(2);
-    };
-    rennet_codex::process::guard::detach();
-    // SAFETY: the host gives the guard one end of a Unix socket as its stdin, which nothing
-    // else in this process uses.
-    let control = unsafe { <std::os::unix::net::UnixStream as std::os::fd::FromRawFd>::from_raw_fd(0) };
-    rennet_codex::process::guard::serve(control, &host);
-}
-
-/// Windows needs no guard: a turn's children are in Job Objects that end with their host.
+mod detach;
+#[cfg(unix)]
+#[path = "unix.rs"]
+mod run;
 #[cfg(not(unix))]
+#[path = "elsewhere.rs"]
+mod run;
+#[cfg(unix)]
+mod serve;
+
 fn main() {
-    eprintln!("rennet-codex-guard is not used on this platform");
-    std::process::exit(2);
+    std::process::exit(run::main(std::env::args().skip(1).collect()));
 }

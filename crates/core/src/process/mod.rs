@@ -11,26 +11,36 @@
 //! at once from its `Drop`, which returns only when its tree is gone: an abandoned probe or an
 //! aborted turn leaves nothing running, and nothing of it writes anywhere afterwards.
 //!
-//! What each platform guarantees when a child ends (the tests show each on Linux):
+//! What each platform guarantees when a child ends (docs/what-ends-when.md has the whole
+//! story, with what runs where):
 //!
-//! | | Linux | macOS | Windows |
+//! | | Linux | macOS (and Linux with `RENNET_GUARD_TRACKING=poll`) | Windows |
 //! | --- | --- | --- | --- |
 //! | the child and its process group | yes | yes | the whole Job Object |
-//! | descendants that left the group or session (`setsid`) | yes: the child is a subreaper, so they stay below it; parent links and the marker find them | found through parent links while their parent lives, and through the marker after | yes: Job Object |
+//! | descendants that left the group or session (`setsid`) | yes: the child is a subreaper, so they stay below it; parent links and the marker find them | found through parent links while their parent lives, and through the marker after ([`tracking`]) | yes: Job Object |
 //! | double-forked daemons | yes (subreaper, marker) | through the marker | yes: Job Object |
-//! | the host dies mid-turn | the guard ends the tree ([`guard`]) | the guard ends the tree | the kernel closes the Job Object |
+//! | the host dies mid-turn | the guard ends the tree ([`guard`]) | the guard ends the tree; it looks every 500 ms while the host lives | the kernel closes the Job Object |
 //!
 //! Limits: a descendant that both replaced its environment (`env -i`) and was orphaned after the
 //! child died is not found on Linux; on macOS the same holds for one orphaned at any time (no
-//! subreaper) unless the guard saw it in its periodic look. Processes of another user are not
-//! found. A Job Object cannot be escaped by a descendant unless it breaks away explicitly.
+//! subreaper), unless the host died and one of the guard's looks saw it while its parent lived.
+//! Processes of another user are not found. A Job Object cannot be escaped by a descendant unless it breaks
+//! away explicitly.
+//!
+//! What differs between systems is in `platform`, chosen once at its `mod` lines.
 
 pub mod collect;
 pub mod guard;
 pub mod launch;
 pub mod stderr;
 pub mod table;
+pub mod tracking;
 pub mod tree;
+
+// What differs between systems, chosen once at the `mod` lines inside it: the rest of the
+// module has no platform `cfg`.
+mod platform;
+// Asked of a child on Windows itself (under Wine in the Windows lane).
 #[cfg(all(test, windows))]
 mod windows_tests;
 
@@ -72,11 +82,7 @@ pub struct ExitInfo {
 
 impl From<std::process::ExitStatus> for ExitInfo {
     fn from(status: std::process::ExitStatus) -> Self {
-        #[cfg(unix)]
-        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
-        #[cfg(not(unix))]
-        let signal = None;
-        ExitInfo { code: status.code(), signal }
+        ExitInfo { code: status.code(), signal: platform::exit_signal(&status) }
     }
 }
 
@@ -94,7 +100,7 @@ impl ExitInfo {
     pub fn how(&self) -> String {
         match (self.code, self.signal) {
             (Some(code), _) => format!("exited with code {code}"),
-            (None, Some(signal)) => match signal_name(signal) {
+            (None, Some(signal)) => match platform::signal_name(signal) {
                 Some(name) => format!("was killed by signal {signal} ({name})"),
                 None => format!("was killed by signal {signal}"),
             },
@@ -104,38 +110,6 @@ impl ExitInfo {
 
     pub fn killed_by_signal(&self) -> bool {
         self.code.is_none() && self.signal.is_some()
-    }
-}
-
-/// The usual name of a signal that ends a process, where this platform has it: numbers differ
-/// between systems (`SIGBUS` is 7 on Linux, 10 on macOS), names do not.
-fn signal_name(signal: i32) -> Option<&'static str> {
-    #[cfg(unix)]
-    {
-        let names = [
-            (libc::SIGHUP, "SIGHUP"),
-            (libc::SIGINT, "SIGINT"),
-            (libc::SIGQUIT, "SIGQUIT"),
-            (libc::SIGILL, "SIGILL"),
-            (libc::SIGTRAP, "SIGTRAP"),
-            (libc::SIGABRT, "SIGABRT"),
-            (libc::SIGBUS, "SIGBUS"),
-            (libc::SIGFPE, "SIGFPE"),
-            (libc::SIGKILL, "SIGKILL"),
-            (libc::SIGSEGV, "SIGSEGV"),
-            (libc::SIGPIPE, "SIGPIPE"),
-            (libc::SIGALRM, "SIGALRM"),
-            (libc::SIGTERM, "SIGTERM"),
-            (libc::SIGUSR1, "SIGUSR1"),
-            (libc::SIGUSR2, "SIGUSR2"),
-            (libc::SIGXCPU, "SIGXCPU"),
-        ];
-        names.iter().find(|(n, _)| *n == signal).map(|(_, name)| *name)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = signal;
-        None
     }
 }
 
@@ -273,7 +247,7 @@ pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnErr
         command.env(TREE_MARKER_VAR, marker);
     }
     let mut wrapped = CommandWrap::from(command);
-    platform::wrap(&mut wrapped, spec.scope);
+    platform::wrap(&mut wrapped, spec.scope, tracking::Tracking::current());
     wrapped.wrap(KillOnDrop);
     // Before the child starts, so that the guard runs when it does; without one, nothing starts.
     let mut ticket = guard::ticket().map_err(SpawnError::GuardUnavailable)?;
@@ -339,25 +313,14 @@ fn check_launch(launch: &Launch) -> Result<(), SpawnError> {
     Ok(())
 }
 
-#[cfg(unix)]
-pub(crate) fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-pub(crate) fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    true
-}
+pub(crate) use platform::is_executable;
 
 fn classify_spawn_error(program: &Path, e: std::io::Error) -> SpawnError {
     let text = format!("{}: {e}", program.display());
-    // Windows has no exec bit: a file it cannot run is one that is not a program it knows.
-    const ERROR_BAD_EXE_FORMAT: i32 = 193;
     match e.kind() {
         std::io::ErrorKind::NotFound => SpawnError::NotFound(text),
         std::io::ErrorKind::PermissionDenied => SpawnError::NotExecutable(text),
-        _ if cfg!(windows) && e.raw_os_error() == Some(ERROR_BAD_EXE_FORMAT) => SpawnError::NotExecutable(text),
+        _ if platform::cannot_run(&e) => SpawnError::NotExecutable(text),
         _ => SpawnError::Other(text),
     }
 }
@@ -459,97 +422,5 @@ impl ServerProcess for Child {
 
     fn stderr_tail(&self) -> Vec<String> {
         Child::stderr_tail(self)
-    }
-}
-
-#[cfg(unix)]
-mod platform {
-    use super::{Scope, Tree, KILL_GRACE};
-    use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup, ProcessSession};
-    use std::sync::{Arc, Mutex};
-    use std::time::Duration;
-
-    pub fn wrap(command: &mut CommandWrap, scope: Scope) {
-        match scope {
-            Scope::Tree => {
-                command.wrap(ProcessGroup::leader());
-                #[cfg(target_os = "linux")]
-                command.wrap(Subreaper);
-            }
-            Scope::Session => {
-                command.wrap(ProcessSession);
-            }
-        }
-    }
-
-    /// Makes the child a child subreaper: orphans below it are re-parented to it rather than to
-    /// init, so the parent links still lead to it while it lives (see `tree`).
-    #[cfg(target_os = "linux")]
-    #[derive(Debug)]
-    struct Subreaper;
-
-    #[cfg(target_os = "linux")]
-    impl process_wrap::tokio::CommandWrapper for Subreaper {
-        fn pre_spawn(&mut self, command: &mut tokio::process::Command, _core: &CommandWrap) -> std::io::Result<()> {
-            // SAFETY: prctl is async-signal-safe and touches nothing of the parent's state.
-            unsafe {
-                command.pre_exec(|| {
-                    // Kept across exec.
-                    if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-            Ok(())
-        }
-    }
-
-    /// Signals the tree (blocking work, off the runtime's threads) until it is gone.
-    pub async fn terminate(_inner: &mut Box<dyn ChildWrapper>, tree: &Arc<Mutex<Tree>>, grace: Duration) {
-        let tree = tree.clone();
-        let ended =
-            tokio::task::spawn_blocking(move || tree.lock().unwrap_or_else(|e| e.into_inner()).terminate(grace));
-        if let Err(e) = ended.await {
-            tracing::debug!("ending a process tree did not finish: {e}");
-        }
-    }
-
-    pub fn terminate_now(_inner: &mut Box<dyn ChildWrapper>, tree: &Arc<Mutex<Tree>>) {
-        tree.lock().unwrap_or_else(|e| e.into_inner()).terminate(KILL_GRACE);
-    }
-
-    pub fn raw_fd(pipe: &tokio::process::ChildStdin) -> Option<i32> {
-        Some(std::os::fd::AsRawFd::as_raw_fd(pipe))
-    }
-}
-
-#[cfg(windows)]
-mod platform {
-    use super::{Scope, Tree};
-    use process_wrap::tokio::{ChildWrapper, CommandWrap, CreationFlags, JobObject};
-    use std::sync::{Arc, Mutex};
-    use std::time::Duration;
-    use windows::Win32::System::Threading::CREATE_NO_WINDOW;
-
-    /// Every child in a Job Object of its own (with kill-on-close, from `KillOnDrop`): ending
-    /// the job ends everything in it, and the kernel ends it when the host's last handle to it
-    /// closes, however the host ends. A GUI host must not flash a console per child.
-    pub fn wrap(command: &mut CommandWrap, _scope: Scope) {
-        command.wrap(CreationFlags(CREATE_NO_WINDOW));
-        command.wrap(JobObject);
-    }
-
-    /// Windows has no polite signal: the job is terminated once the child had its time.
-    pub async fn terminate(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>, _grace: Duration) {
-        let _ = inner.start_kill();
-    }
-
-    pub fn terminate_now(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>) {
-        let _ = inner.start_kill();
-    }
-
-    pub fn raw_fd(_pipe: &tokio::process::ChildStdin) -> Option<i32> {
-        None
     }
 }

@@ -17,6 +17,7 @@
 //! Every member is remembered with its start time, so a recycled pid is never signalled.
 //! Where the platform has no process table ([`table::SUPPORTED`]), only the groups are used.
 
+use super::platform::{group_exists, signal_group, signal_process};
 use super::table::{self, Entry};
 use std::time::{Duration, Instant};
 
@@ -215,47 +216,6 @@ impl Tree {
     }
 }
 
-#[cfg(unix)]
-fn raw(signal: Signal) -> i32 {
-    match signal {
-        Signal::Term => libc::SIGTERM,
-        Signal::Kill => libc::SIGKILL,
-    }
-}
-
-fn signal_group(pgid: i32, signal: Signal) {
-    #[cfg(unix)]
-    // SAFETY: a plain syscall on a group of the tree; ESRCH (gone) is fine.
-    unsafe {
-        libc::killpg(pgid, raw(signal));
-    }
-    #[cfg(not(unix))]
-    let _ = (pgid, signal);
-}
-
-fn signal_process(pid: i32, signal: Signal) {
-    #[cfg(unix)]
-    // SAFETY: as above; the start time check rules out a recycled pid.
-    unsafe {
-        libc::kill(pid, raw(signal));
-    }
-    #[cfg(not(unix))]
-    let _ = (pid, signal);
-}
-
-fn group_exists(pgid: i32) -> bool {
-    #[cfg(unix)]
-    // SAFETY: signal 0 only checks for existence.
-    unsafe {
-        libc::killpg(pgid, 0) == 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pgid;
-        false
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,6 +287,37 @@ mod tests {
         assert!(tree.alive_in(&table));
         table[0].zombie = true;
         assert!(!tree.alive_in(&table));
+    }
+
+    // Without a subreaper (macOS; Linux with RENNET_GUARD_TRACKING=poll) an orphan's parent
+    // link is gone at once: the guard's looks every 500 ms are what keeps it known.
+
+    #[test]
+    fn a_descendant_a_look_saw_stays_known_once_orphaned() {
+        let mut tree = Tree::new(Some(Marker::prefix("RENNET_CODEX_TREE", "h-")));
+        tree.add_root(10, Some(100));
+        let no_marker = |_: i32, _: &Marker| false;
+        // A look while its parent lives: 12 left the group and session, and its environment.
+        tree.grow(&[entry(10, 1, 10, 100), entry(11, 10, 10, 101), entry(12, 11, 12, 102)], &no_marker);
+        // Its parent left: 12 belongs to init now, and nothing leads to it.
+        let later = [entry(10, 1, 10, 100), entry(12, 1, 12, 102)];
+        tree.grow(&later, &no_marker);
+        assert_eq!(tree.live_members(&later).collect::<Vec<_>>(), [10, 12]);
+    }
+
+    #[test]
+    fn what_leaves_the_tree_and_drops_the_marker_between_two_looks_is_not_found() {
+        let mut tree = Tree::new(Some(Marker::prefix("RENNET_CODEX_TREE", "h-")));
+        tree.add_root(10, Some(100));
+        tree.grow(&[entry(10, 1, 10, 100)], &|_, _| false);
+        // Between two looks 11 started 12 with a cleared environment in a session of its own,
+        // and left: by the next look 12's parent is init.
+        let next = [entry(10, 1, 10, 100), entry(12, 1, 12, 102)];
+        tree.grow(&next, &|_, _| false);
+        assert_eq!(tree.live_members(&next).collect::<Vec<_>>(), [10], "the limit");
+        // The control: with the marker kept, the same orphan is found.
+        tree.grow(&next, &|pid, marker| pid == 12 && marker.matches(b"RENNET_CODEX_TREE=h-0"));
+        assert_eq!(tree.live_members(&next).collect::<Vec<_>>(), [10, 12]);
     }
 
     #[test]

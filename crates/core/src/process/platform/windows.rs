@@ -1,0 +1,103 @@
+//! Windows: every child in a Job Object of its own, which holds everything the child starts
+//! and which the kernel ends with the host's last handle to it. No process groups, no signals,
+//! no process table and no guard: the Job Object does what they do on Unix.
+
+use super::super::table::{Entry, EnvironLayout};
+use super::super::tracking::Tracking;
+use super::super::tree::{Signal, Tree};
+use super::super::Scope;
+use process_wrap::tokio::{ChildWrapper, CommandWrap, CreationFlags, JobObject};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use windows::Win32::System::Threading::CREATE_NO_WINDOW;
+
+/// Every child in a Job Object of its own (with kill-on-close, from `KillOnDrop`): ending the
+/// job ends everything in it, and the kernel ends it when the host's last handle to it closes,
+/// however the host ends. A GUI host must not flash a console per child.
+pub fn wrap(command: &mut CommandWrap, _scope: Scope, _tracking: Tracking) {
+    command.wrap(CreationFlags(CREATE_NO_WINDOW));
+    command.wrap(JobObject);
+}
+
+/// Windows has no polite signal: the job is terminated once the child had its time.
+pub async fn terminate(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>, _grace: Duration) {
+    let _ = inner.start_kill();
+}
+
+pub fn terminate_now(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>) {
+    let _ = inner.start_kill();
+}
+
+/// No guard holds a copy of a child's stdin here.
+pub fn raw_fd(_pipe: &tokio::process::ChildStdin) -> Option<i32> {
+    None
+}
+
+// A Windows tree is its Job Object: there is no group or process to signal, and the tree
+// (built from nothing but groups and an empty table) has no member to find.
+
+pub fn signal_group(_pgid: i32, _signal: Signal) {}
+
+pub fn signal_process(_pid: i32, _signal: Signal) {}
+
+pub fn group_exists(_pgid: i32) -> bool {
+    false
+}
+
+pub const TABLE: bool = false;
+/// No subreaper, and no need of one: the Job Object holds every descendant.
+pub const SUBREAPER: bool = false;
+pub const ENVIRON_LAYOUT: EnvironLayout = EnvironLayout::Plain;
+
+pub fn snapshot() -> Vec<Entry> {
+    Vec::new()
+}
+
+pub fn entry(_pid: i32) -> Option<Entry> {
+    None
+}
+
+pub fn environ(_pid: i32) -> Option<Vec<u8>> {
+    None
+}
+
+/// Windows has no execute bit: whether a file runs is known when it is started.
+pub fn is_executable(_meta: &std::fs::Metadata) -> bool {
+    true
+}
+
+pub fn exit_signal(_status: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
+
+pub fn signal_name(_signal: i32) -> Option<&'static str> {
+    None
+}
+
+/// Windows has no exec bit: a file it cannot run is one that is not a program it knows.
+pub fn cannot_run(error: &std::io::Error) -> bool {
+    const ERROR_BAD_EXE_FORMAT: i32 = 193;
+    error.raw_os_error() == Some(ERROR_BAD_EXE_FORMAT)
+}
+
+/// The kernel ends every Job Object with the host: no guard is needed.
+pub const GUARD_NEEDED: bool = false;
+
+/// There is never a guard to speak to here.
+pub enum GuardLink {}
+
+/// Never called ([`GUARD_NEEDED`] is false); says so if it were.
+pub fn start_guard(
+    _program: &Path,
+    _host: &str,
+    _tracking: Tracking,
+) -> std::io::Result<(std::process::Child, GuardLink)> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "Windows needs no host-death guard"))
+}
+
+impl GuardLink {
+    pub fn send(&mut self, _line: &[u8], _fd: Option<i32>) -> std::io::Result<()> {
+        match *self {}
+    }
+}
