@@ -31,7 +31,7 @@ export interface Usage {
 
 export type FailureSource = 'turn' | 'jsonrpc' | 'exit' | 'spawn' | 'parse' | 'internal'
 
-/** Every code a terminal failure carries (README: Failures). */
+/** Every code a terminal failure carries (docs/failures.md). */
 export type FailureCode =
   // spawn: the child could not start; an `mcp` policy that cannot be applied
   | 'CODEX_NOT_FOUND'

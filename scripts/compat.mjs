@@ -4,7 +4,7 @@
 //   pnpm compat                          every version of the matrix (scripts/codex-versions.mjs)
 //   pnpm compat --ci                     its oldest and newest (what CI runs)
 //   pnpm compat 0.158.0 0.171.0          the versions named (or --versions a,b)
-//   pnpm compat … --markdown             the table in Markdown (as in the README)
+//   pnpm compat … --markdown             the table in Markdown (as in docs/codex-versions.md)
 //   pnpm compat … --json FILE            everything as JSON (per version: scenarios, messages, schema)
 //   pnpm nx run rennet-adapters:compat[:ci]
 //

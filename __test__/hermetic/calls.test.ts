@@ -1,15 +1,15 @@
 // The calls around turns through the addon, against the test kit's fake: what each sends and
 // resolves with, every failure as a CallError, TypeErrors thrown by the call itself, and no
 // process of a call left once its promise has settled.
-import { readFileSync, realpathSync } from 'node:fs'
+import { realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import * as cjs from '../../index.js'
 import { CallError, CodexError, forkThread, listModels, listThreads, readAccount, readThread } from '../../index.js'
 import type { CallOptions } from '../../index.js'
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
+import { docBlock } from '../support/docs.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
 const fakes: string[] = []
@@ -235,7 +235,7 @@ describe('exports', () => {
   })
 })
 
-describe("the README's example of the kit's calls", () => {
+describe("the kit's calls example of docs/testing-your-app.md", () => {
   it('runs as written there', async () => {
     const codexPath = fake({
       account: { account: null, requiresOpenaiAuth: true },
@@ -246,8 +246,8 @@ describe("the README's example of the kit's calls", () => {
     })
     expect(await readAccount({ codexPath })).toEqual({ account: null, requiresOpenaiAuth: true, rateLimits: null })
     expect((await listModels({ codexPath })).map((m) => m.id)).toEqual(['gpt-a'])
-    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8')
-    expect(readme).toContain("expect((await listModels({ codexPath })).map((m) => m.id)).toEqual(['gpt-a'])")
-    expect(readme).toContain("'model/list': { pages: [[{ id: 'gpt-a', model: 'gpt-a', displayName: 'A', hidden: false }], [{ id: 'gpt-b', model: 'gpt-b', displayName: 'B', hidden: true }]] },")
+    const example = docBlock('docs/testing-your-app.md', 'Without Codex: a scripted fake app-server', { containing: "'model/list'" })
+    expect(example).toContain("expect((await listModels({ codexPath })).map((m) => m.id)).toEqual(['gpt-a'])")
+    expect(example).toContain("'model/list': { pages: [[{ id: 'gpt-a', model: 'gpt-a', displayName: 'A', hidden: false }], [{ id: 'gpt-b', model: 'gpt-b', displayName: 'B', hidden: true }]] },")
   })
 })

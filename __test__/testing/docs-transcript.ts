@@ -1,5 +1,5 @@
-// The README's adapter example ("An adapter: harness events to a UI transcript"), verbatim:
-// readme.test.ts checks that it still is.
+// The adapter example of docs/events.md ("An adapter: harness events to a UI transcript"),
+// verbatim: docs.test.ts checks that it still is.
 import type { HarnessEvent, NativeItem, TurnPlanStep } from '@rennet/codex'
 
 type Entry =
