@@ -76,6 +76,10 @@ export type FailureCode =
   | 'TURN_NOT_STEERABLE'
   | 'TURN_ENDED'
   | 'ALREADY_STARTED'
+  // never in a terminal: a conversation's send while a turn runs with `whileRunning: 'reject'`;
+  // a send or fork after close() (also the abort reason of what close() ended)
+  | 'TURN_RUNNING'
+  | 'CONVERSATION_CLOSED'
 
 /**
  * Why Codex's model request failed, from the `codexErrorInfo` Codex sent (a UI tells these
