@@ -223,6 +223,21 @@ describe('a send while a turn runs', () => {
     expect(log.starts()).toHaveLength(1)
   })
 
+  it('a steer of a queued Turn waits until it runs, and goes to its turn', async () => {
+    const slow: FakeCodexScript = { ...scenarios.minimal(), steps: [{ type: 'delay', ms: 300 }, { type: 'message', text: 'Done.' }] }
+    const { conversation, log } = open(slow, { prepareNext: false })
+    const first = conversation.send('One.')
+    const queued = conversation.send('Two.', { whileRunning: 'queue' })
+    const steered = queued.steer('Two, briefly.')
+    await expect(steered).resolves.toBeUndefined()
+    expect((await first.outcome).status).toBe('completed')
+    expect((await queued.outcome).status).toBe('completed')
+    const [run1, run2] = log.runs()
+    expect(run1.requests('turn/steer')).toEqual([])
+    expect(run2.requests('turn/steer').map((p) => p.input[0].text)).toEqual(['Two, briefly.'])
+    await expect(queued.steer([{ type: 'image', url: 'ftp://x' }])).rejects.toThrow(/^input\[0\]\.url/)
+  })
+
   it("'reject' throws a CodexError TURN_RUNNING and changes nothing", async () => {
     const { conversation, log } = open(HANG, { prepareNext: false })
     const running = conversation.send('One.')
