@@ -76,6 +76,10 @@ export type FailureCode =
   | 'TURN_NOT_STEERABLE'
   | 'TURN_ENDED'
   | 'ALREADY_STARTED'
+  // never in a terminal: a conversation's send while a turn runs with `whileRunning: 'reject'`;
+  // a send or fork after close() (also the abort reason of what close() ended)
+  | 'TURN_RUNNING'
+  | 'CONVERSATION_CLOSED'
 
 /**
  * Why Codex's model request failed, from the `codexErrorInfo` Codex sent (a UI tells these
@@ -405,6 +409,79 @@ export interface PreparedTurn {
  * per turn. Throws a TypeError naming the option for invalid options.
  */
 export function prepareTurn(options: PrepareTurnOptions): PreparedTurn
+
+// ---------------------------------------------------------------------------------------------
+// Conversation
+
+/**
+ * What `openConversation` takes: the options of every turn of the conversation (`runTurn`'s
+ * without the turn's own input, and without `signal`: `close()` ends what it runs).
+ */
+export type ConversationOptions = Omit<RunTurnOptions, 'prompt' | 'input' | 'outputSchema' | 'signal'> & {
+  /** Continue this stored thread; without it the first send starts one. */
+  threadId?: string
+  /**
+   * Default true: the next turn's child is started (up to `thread/resume`) as soon as the
+   * previous turn ended, and waits for the next send, as `prepareTurn` does.
+   */
+  prepareNext?: boolean
+  /**
+   * Called with every Turn the conversation starts for the app's input, as soon as it exists:
+   * the one a send returns, a queued one, and the one an input becomes when it was too late to
+   * steer it into the running turn (that turn had ended, or Codex refused the steer).
+   */
+  onTurn?: (turn: Turn) => void
+  /** Not an option of a conversation: one child per turn, and an ephemeral thread ends with its child (a TypeError). */
+  ephemeral?: false
+}
+
+/** What `Conversation.send` takes besides the input. */
+export interface SendOptions {
+  /**
+   * While a turn runs: `steer` (default) adds the input to it (`turn/steer`) and returns that
+   * Turn; `queue` returns a Turn that starts when the running one (and those queued before it)
+   * ended; `reject` throws a CodexError `TURN_RUNNING`.
+   */
+  whileRunning?: 'steer' | 'queue' | 'reject'
+  /** The model for this turn and the ones after it (`turn/start` carries it; Codex keeps it for the thread). */
+  model?: string
+  /** The reasoning effort for this turn and the ones after it. */
+  effort?: string
+}
+
+/**
+ * A chat on one thread: one turn (one child) at a time, the thread id kept between turns, the
+ * next turn's child prepared while the user types.
+ */
+export interface Conversation {
+  /** The thread: the one it was opened on, else the one its first turn started (`null` until then). */
+  readonly threadId: string | null
+  /** The turn running now (a Turn a send returned), or `null`. */
+  readonly running: Turn | null
+  /**
+   * Sends the user's input: a new turn on the thread (on the prepared child when one waits), or,
+   * while a turn runs, what `whileRunning` says. Throws a TypeError naming bad input or options,
+   * a CodexError `TURN_RUNNING` (`reject`) or `CONVERSATION_CLOSED` (after `close()`).
+   */
+  send(input: string | InputItem[], options?: SendOptions): Turn
+  /**
+   * A new conversation on a fork of the thread (`forkThread`, through `lastTurnId`), with this
+   * one's options and model (and `onTurn`, unless given). Rejects with a CallError as
+   * `forkThread` does, a CodexError `CONVERSATION_CLOSED`, or a TypeError for bad options.
+   */
+  fork(options?: { lastTurnId?: string; onTurn?: (turn: Turn) => void }): Promise<Conversation>
+  /**
+   * Aborts the running turn and the queued ones, disposes the prepared one, cancels a fork under
+   * way; settles once every child the conversation started is gone. Never rejects.
+   */
+  close(): Promise<void>
+}
+
+/**
+ * Opens a conversation; with `prepareNext` (the default) the first turn's child starts now.
+ * Throws a TypeError naming a bad option.
+ */
+export function openConversation(options: ConversationOptions): Conversation
 
 /**
  * A schema of a validation library that implements Standard Schema (https://standardschema.dev):

@@ -2,6 +2,6 @@
 // `UtilityError` checks with `instanceof` hold whichever way the package was loaded.
 import api from './index.js'
 
-export const { runTurn, prepareTurn, runReview, runUtility, discoverCodex, setLogger, CodexError, UtilityError, SteerError } = api
+export const { runTurn, prepareTurn, runReview, openConversation, runUtility, discoverCodex, setLogger, CodexError, UtilityError, SteerError } = api
 export const { readAccount, listModels, listThreads, readThread, forkThread, CallError } = api
 export default api

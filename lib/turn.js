@@ -230,6 +230,13 @@ class IdleTimeoutError extends Error {
   }
 }
 
+/**
+ * What lib/conversation.js reads of a prepared turn, under a key of this module (not part of
+ * the API): whether `start()` would still run a turn on the waiting child, and a promise that
+ * resolves once the child and everything it started are gone.
+ */
+const WAITING = Symbol('rennet.preparedTurn.waiting')
+
 class PreparedTurn {
   #native
   #listening
@@ -238,14 +245,18 @@ class PreparedTurn {
   #disposed = false
   #reason = undefined
   #ready = null
+  /** The child ended (the native outcome is there): died, disposed, or its turn ran. */
+  #ended = false
+  #gone
 
   constructor(native, listening, idleTimeoutMs) {
     this.#native = native
     this.#listening = listening
-    native.outcome().then(
-      () => this.#listening.stop(),
-      () => this.#listening.stop(),
-    )
+    const ended = () => {
+      this.#ended = true
+      this.#listening.stop()
+    }
+    this.#gone = native.outcome().then(ended, ended)
     this.#idle = setTimeout(() => this.dispose(new IdleTimeoutError(idleTimeoutMs)), idleTimeoutMs)
     // A waiting prepared turn does not keep the process alive.
     this.#idle.unref?.()
@@ -303,6 +314,11 @@ class PreparedTurn {
     this.#forward(reason)
   }
 
+  /** For lib/conversation.js: `{ waiting, gone }` (see WAITING). */
+  get [WAITING]() {
+    return { waiting: this.#turn === null && !this.#disposed && !this.#ended, gone: this.#gone }
+  }
+
   /** Before start: ends the child at once (the Turn start() then returns is cancelled). After: nothing. */
   dispose(reason) {
     if (this.#turn !== null || this.#disposed) return
@@ -353,4 +369,4 @@ function runReview(options) {
   return startTurn(options, undefined, binding.startReview)
 }
 
-module.exports = { runTurn, prepareTurn, runReview, startTurn, nativeCall, Turn, PreparedTurn }
+module.exports = { runTurn, prepareTurn, runReview, startTurn, nativeCall, Turn, PreparedTurn, WAITING }

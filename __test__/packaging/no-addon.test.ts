@@ -32,10 +32,11 @@ interface Probe {
   typeError: string
   logger: string
   calls: Array<{ name: string; isCallError: boolean; source: string; code: string; message: string }>
+  conversation: TerminalEvent
 }
 
-// What a user's code does first: import, ask discovery, run a turn, make a utility call, set a
-// logger. Printed as one JSON line.
+// What a user's code does first: import, ask discovery, run a turn, make a utility call, the
+// calls, a conversation's send, set a logger. Printed as one JSON line.
 const body = `
   const out = { exports: Object.keys(codex).sort() }
   out.discovery = await codex.discoverCodex()
@@ -66,6 +67,9 @@ const body = `
       out.calls.push({ name, isCallError: error instanceof codex.CallError, source, code, message })
     }
   }
+  const conversation = codex.openConversation({ cwd: process.cwd() })
+  out.conversation = await conversation.send('Say hello.').outcome
+  await conversation.close()
   codex.setLogger(() => {}, { filter: 'rennet_codex=debug' })
   codex.setLogger(null)
   out.logger = 'accepted'
@@ -111,7 +115,7 @@ function probe(script: string, preload?: string): Probe {
 
 /** The checks every probe must pass; returns the failure for the platform-specific ones. */
 function expectUnavailable(result: Probe) {
-  const api = ['UtilityError', 'discoverCodex', 'runTurn', 'prepareTurn', 'runReview', 'runUtility', 'setLogger', 'SteerError', 'CodexError']
+  const api = ['UtilityError', 'discoverCodex', 'runTurn', 'prepareTurn', 'runReview', 'openConversation', 'runUtility', 'setLogger', 'SteerError', 'CodexError']
   const calls = ['readAccount', 'listModels', 'listThreads', 'readThread', 'forkThread', 'CallError']
   expect(result.exports).toEqual([...api, ...calls].concat(result.exports.includes('default') ? ['default'] : []).sort())
   const { discovery, events, outcome, utility } = result
@@ -129,6 +133,8 @@ function expectUnavailable(result: Probe) {
   expect(result.logger).toBe('accepted')
   const unavailable = { name: 'CallError', isCallError: true, source: 'spawn', code: 'NATIVE_ADDON_UNAVAILABLE', message: failure.message }
   expect(result.calls).toEqual(calls.slice(0, 5).map(() => unavailable))
+  // A conversation's turn ends as any turn does there (its prepared child could not start either).
+  expect(result.conversation).toEqual(outcome)
   return failure as { message: string; detail: { platform: string; package: string; supported: boolean; loaderErrors: string[] } }
 }
 

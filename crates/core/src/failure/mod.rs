@@ -72,10 +72,15 @@ pub enum Code {
     TurnEnded,
     /// A prepared turn's `start()` called a second time.
     AlreadyStarted,
+    // Never in a terminal event: what a conversation's calls throw (checked in JavaScript).
+    /// `send()` with `whileRunning: 'reject'` while a turn of the conversation runs.
+    TurnRunning,
+    /// `send()` or `fork()` after the conversation was closed; also the abort reason of what `close()` ended.
+    ConversationClosed,
 }
 
 impl Code {
-    pub const ALL: [Code; 30] = [
+    pub const ALL: [Code; 32] = [
         Code::CodexNotFound,
         Code::CodexNotExecutable,
         Code::CwdNotFound,
@@ -106,6 +111,8 @@ impl Code {
         Code::TurnNotSteerable,
         Code::TurnEnded,
         Code::AlreadyStarted,
+        Code::TurnRunning,
+        Code::ConversationClosed,
     ];
 
     /// The code as the contract spells it (`CODEX_NOT_FOUND`).
@@ -141,6 +148,8 @@ impl Code {
             Code::TurnNotSteerable => "TURN_NOT_STEERABLE",
             Code::TurnEnded => "TURN_ENDED",
             Code::AlreadyStarted => "ALREADY_STARTED",
+            Code::TurnRunning => "TURN_RUNNING",
+            Code::ConversationClosed => "CONVERSATION_CLOSED",
         }
     }
 }
