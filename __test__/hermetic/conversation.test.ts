@@ -14,7 +14,7 @@ import type { FakeCodexScript } from '../../testing/index.js'
 import { THREAD_ID, TURN_ID, assertOneTerminalLast, cleanupFakes, collect, scenarios, tempDir, types, writeFake } from '../support/fake.js'
 import type { FakeLog, ScenarioName } from '../support/fake.js'
 import { eventually, isRunning, liveInGroup } from '../support/procs.js'
-import { Transcript } from '../testing/readme-transcript.js'
+import { Transcript } from '../testing/docs-transcript.js'
 import { openChatPane } from './readme-chat-pane.js'
 import { docBlock } from '../support/docs.js'
 
