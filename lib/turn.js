@@ -184,28 +184,13 @@ function runTurn(options) {
  * sent; `start`: the binding's call (a turn's, or a review's).
  */
 function startTurn(options, schema, start = binding.startTurn, defaults = {}) {
-  const signal = option(options, 'signal')
-  checkSignal(signal)
-  checkTimes(options)
-  const handler = option(options, 'onServerRequest')
-  checkHandler(handler)
-  const given = wire(options, ['signal', 'outputSchema', 'onServerRequest'])
-  if (handler !== undefined) given.onServerRequest = true
-  for (const [key, value] of Object.entries(defaults)) if (given[key] === undefined) given[key] = value
-  if (schema !== undefined) given.outputSchema = schema
-  if (typeof given.prompt === 'string') given.prompt = given.prompt.toWellFormed()
-  if (Array.isArray(given.input)) wellFormed(given.input)
   let turn = null
-  let native
-  // Attached before the child exists: a signal that cannot be listened to starts nothing.
-  const listening = listen(signal, (reason) => turn.abort(reason))
-  try {
-    const requests = handler === undefined ? undefined : serve(handler, () => native)
-    native = nativeCall(() => start(JSON.stringify(given), listening.aborted, requests))
-  } catch (error) {
-    listening.stop()
-    throw error
-  }
+  const { native, listening } = startNative(options, ['outputSchema'], start, (reason) => turn.abort(reason), (given) => {
+    for (const [key, value] of Object.entries(defaults)) if (given[key] === undefined) given[key] = value
+    if (schema !== undefined) given.outputSchema = schema
+    if (typeof given.prompt === 'string') given.prompt = given.prompt.toWellFormed()
+    if (Array.isArray(given.input)) wellFormed(given.input)
+  })
   turn = new Turn(native, () => listening.stop())
   // An already-aborted signal: the turn ends before anything starts.
   if (listening.aborted) turn.abort(listening.reason)
@@ -217,6 +202,33 @@ function checkTimes(options) {
   checkMilliseconds(option(options, 'interruptGraceMs'), 'options.interruptGraceMs')
   checkMilliseconds(option(options, 'requestTimeoutMs'), 'options.requestTimeoutMs', 1)
   checkMilliseconds(option(options, 'serverRequestTimeoutMs'), 'options.serverRequestTimeoutMs', 1)
+}
+
+/**
+ * The native turn of `options` (checked to be an object): the signal and the handler read and
+ * checked, the rest read as given but for `skip` (JavaScript's own), `adjust`ed, and started by
+ * the binding's `start`; `onAbort(reason)` once the signal aborts — attached before the child
+ * exists, so a signal that cannot be listened to starts nothing.
+ */
+function startNative(options, skip, start, onAbort, adjust = () => {}) {
+  const signal = option(options, 'signal')
+  checkSignal(signal)
+  checkTimes(options)
+  const handler = option(options, 'onServerRequest')
+  checkHandler(handler)
+  const given = wire(options, ['signal', 'onServerRequest', ...skip])
+  if (handler !== undefined) given.onServerRequest = true
+  adjust(given)
+  let native
+  const listening = listen(signal, onAbort)
+  try {
+    const requests = handler === undefined ? undefined : serve(handler, () => native)
+    native = nativeCall(() => start(JSON.stringify(given), listening.aborted, requests))
+  } catch (error) {
+    listening.stop()
+    throw error
+  }
+  return { native, listening }
 }
 
 /** A prepared turn that is not started ends its child after this. */
@@ -338,23 +350,8 @@ function prepareTurn(options) {
   checkOptions(options, 'prepareTurn')
   const idleTimeoutMs = option(options, 'idleTimeoutMs') ?? DEFAULT_IDLE_TIMEOUT_MS
   checkMilliseconds(idleTimeoutMs, 'options.idleTimeoutMs', 1)
-  const signal = option(options, 'signal')
-  checkSignal(signal)
-  checkTimes(options)
-  const handler = option(options, 'onServerRequest')
-  checkHandler(handler)
-  const given = wire(options, ['signal', 'idleTimeoutMs', 'onServerRequest'])
-  if (handler !== undefined) given.onServerRequest = true
   let prepared = null
-  const listening = listen(signal, (reason) => prepared.onSignal(reason))
-  let native
-  try {
-    const requests = handler === undefined ? undefined : serve(handler, () => native)
-    native = nativeCall(() => binding.prepareTurn(JSON.stringify(given), listening.aborted, requests))
-  } catch (error) {
-    listening.stop()
-    throw error
-  }
+  const { native, listening } = startNative(options, ['idleTimeoutMs'], binding.prepareTurn, (reason) => prepared.onSignal(reason))
   prepared = new PreparedTurn(native, listening, idleTimeoutMs)
   if (listening.aborted) prepared.dispose(listening.reason)
   return prepared

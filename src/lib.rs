@@ -42,8 +42,7 @@ pub fn start_turn(
     aborted: Option<bool>,
     on_server_request: Option<AppRequests>,
 ) -> Result<NativeTurn> {
-    let options = rennet_codex::options::parse(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
-    run_turn(&env, options, aborted, false, on_server_request)
+    run_turn(&env, rennet_codex::options::parse(&options_json), aborted, false, on_server_request)
 }
 
 /// `start_turn` for a prepared turn: everything up to `turn/start` now, then it waits for
@@ -58,9 +57,7 @@ pub fn prepare_turn(
     aborted: Option<bool>,
     on_server_request: Option<AppRequests>,
 ) -> Result<NativeTurn> {
-    let options =
-        rennet_codex::options::parse_prepared(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
-    run_turn(&env, options, aborted, true, on_server_request)
+    run_turn(&env, rennet_codex::options::parse_prepared(&options_json), aborted, true, on_server_request)
 }
 
 /// `start_turn` for a review (`review/start`): the options carry its `target`.
@@ -74,18 +71,18 @@ pub fn start_review(
     aborted: Option<bool>,
     on_server_request: Option<AppRequests>,
 ) -> Result<NativeTurn> {
-    let options =
-        rennet_codex::options::parse_review(&options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
-    run_turn(&env, options, aborted, false, on_server_request)
+    run_turn(&env, rennet_codex::options::parse_review(&options_json), aborted, false, on_server_request)
 }
 
+/// Starts the turn of `parsed` options (an invalid one throws `InvalidArg` naming it).
 fn run_turn(
     env: &Env,
-    options: rennet_codex::options::TurnOptions,
+    parsed: std::result::Result<rennet_codex::options::TurnOptions, rennet_codex::options::OptionsError>,
     aborted: Option<bool>,
     prepared: bool,
     on_server_request: Option<AppRequests>,
 ) -> Result<NativeTurn> {
+    let options = parsed.map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     locate_guard();
     let locus = options.target.locus.clone();
     let app_answers = options.app_answers;
