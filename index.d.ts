@@ -59,6 +59,10 @@ export type FailureCode =
   | 'STRUCTURED_OUTPUT_INVALID'
   // a method the running Codex does not have (detail: method, codexVersion)
   | 'METHOD_UNSUPPORTED'
+  // a login the app started: refused or unsuccessful (the server's words); another browser login
+  // of this app still running (one callback port)
+  | 'LOGIN_FAILED'
+  | 'LOGIN_IN_PROGRESS'
   // internal
   | 'INTERNAL_ERROR'
   // never in a terminal: a prepared turn's `ready` when it was disposed first; a cancelled call
