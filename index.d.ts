@@ -210,6 +210,13 @@ export type InputItem =
   | { type: 'localImage'; path: string; detail?: ImageDetail }
   /** An `http(s):` or `data:` URL. */
   | { type: 'image'; url: string; detail?: ImageDetail }
+  /**
+   * A skill as `listSkills` gives it (`name`, `path` of its `SKILL.md`): its instructions go to
+   * the model with the input. The file must exist (Codex would leave a missing one out silently).
+   */
+  | { type: 'skill'; name: string; path: string }
+  /** An @-mention: a name and the path Codex knows it by (a file, or an `app://`/`plugin://` path). */
+  | { type: 'mention'; name: string; path: string }
 
 export type ImageDetail = 'auto' | 'low' | 'high' | 'original'
 
