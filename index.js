@@ -9,6 +9,9 @@ const { discoverCodex } = require('./lib/discovery.js')
 const { setLogger } = require('./lib/logger.js')
 const { CodexError, CallError, UtilityError, SteerError } = require('./lib/errors.js')
 const { readAccount, listModels, listThreads, readThread, forkThread } = require('./lib/calls.js')
+const { loginWithApiKey, logout, renameThread, archiveThread, unarchiveThread, deleteThread, revertThread, compactThread } = require('./lib/calls.js')
+const { readGoal, setGoal, clearGoal, listSkills, listMcpServers, request } = require('./lib/calls.js')
+const { startLogin } = require('./lib/login.js')
 
 module.exports = {
   runTurn,
@@ -24,5 +27,20 @@ module.exports = {
   listThreads,
   readThread,
   forkThread,
+  loginWithApiKey,
+  startLogin,
+  logout,
+  renameThread,
+  archiveThread,
+  unarchiveThread,
+  deleteThread,
+  revertThread,
+  compactThread,
+  readGoal,
+  setGoal,
+  clearGoal,
+  listSkills,
+  listMcpServers,
+  request,
   CallError,
 }
