@@ -562,8 +562,11 @@ async fn compaction_ends_at_its_turn_completed_with_its_usage() {
         // Another thread's turn ends: not this call's.
         p.notify("turn/completed", json!({"threadId": "t9", "turn": {"id": "o1", "status": "completed", "items": []}}))
             .await;
-        for (input, output) in [(100, 20), (5, 1)] {
-            let tokens = json!({"total": usage(9999, 9999), "last": usage(input, output), "modelContextWindow": 1000});
+        // As Codex 0.171.0 sends them: the total so far again, the total after the compaction's
+        // model request, and the same total with an estimate of the compacted context as `last`.
+        let updates = [(usage(50, 5), usage(50, 5)), (usage(155, 26), usage(105, 21)), (usage(155, 26), usage(0, 0))];
+        for (total, last) in updates {
+            let tokens = json!({"total": total, "last": last, "modelContextWindow": 1000});
             p.notify("thread/tokenUsage/updated", json!({"threadId": "t1", "turnId": "c1", "tokenUsage": tokens}))
                 .await;
         }
@@ -576,6 +579,33 @@ async fn compaction_ends_at_its_turn_completed_with_its_usage() {
         c.answer(),
         &json!({"usage": {"input": 105, "cacheRead": 0, "output": 21, "reasoning": 0, "total": 126}})
     );
+}
+
+#[tokio::test]
+async fn a_compaction_without_a_replayed_total_counts_its_response() {
+    let c = call("compactThread", Some("t1"), json!({}), |mut p| async move {
+        hello(&mut p).await;
+        answer(&mut p, "thread/resume", json!({"thread": {"id": "t1"}})).await;
+        answer(&mut p, "thread/compact/start", json!({})).await;
+        p.notify("turn/started", json!({"threadId": "t1", "turn": {"id": "c1", "status": "inProgress"}})).await;
+        let tokens = json!({"total": usage(155, 26), "last": usage(105, 21)});
+        p.notify("thread/tokenUsage/updated", json!({"threadId": "t1", "turnId": "c1", "tokenUsage": tokens})).await;
+        p.notify("turn/completed", json!({"threadId": "t1", "turn": {"id": "c1", "status": "completed", "items": []}}))
+            .await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(c.answer()["usage"]["total"], 126);
+    let c = call("compactThread", Some("t1"), json!({}), |mut p| async move {
+        hello(&mut p).await;
+        answer(&mut p, "thread/resume", json!({"thread": {"id": "t1"}})).await;
+        answer(&mut p, "thread/compact/start", json!({})).await;
+        p.notify("turn/completed", json!({"threadId": "t1", "turn": {"id": "c1", "status": "completed", "items": []}}))
+            .await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(c.answer(), &json!({"usage": null}));
 }
 
 #[tokio::test]
