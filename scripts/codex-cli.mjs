@@ -15,16 +15,16 @@ export function codexCli() {
 }
 
 /**
- * Runs `codex app-server <subcommand> --out <dir>` into a fresh temporary directory and hands
- * it to `use`; the directory is removed afterwards.
+ * Runs `codex app-server <subcommand> --out <dir> [args…]` into a fresh temporary directory and
+ * hands it to `use`; the directory is removed afterwards.
  */
-export function withGenerated(bin, subcommand, use) {
+export function withGenerated(bin, subcommand, use, args = []) {
   const root = mkdtempSync(join(tmpdir(), 'rennet-schema-'))
   try {
     const home = join(root, 'home')
     const out = join(root, 'out')
     mkdirSync(join(home, '.codex'), { recursive: true })
-    execFileSync(bin, ['app-server', subcommand, '--out', out], {
+    execFileSync(bin, ['app-server', subcommand, '--out', out, ...args], {
       env: { ...process.env, HOME: home, CODEX_HOME: join(home, '.codex'), USERPROFILE: home },
       stdio: ['ignore', 'ignore', 'pipe'],
     })

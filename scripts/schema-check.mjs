@@ -7,7 +7,11 @@
 // each method exists, that each field we send is accepted with the type and values we send,
 // that the schema requires nothing we do not send, and that each field we read exists, is
 // present whenever we rely on it, and carries only types we handle. It also checks that the
-// list names every method the Rust source uses, so the list cannot fall behind the code.
+// list names every method the Rust source uses, so the list cannot fall behind the code. A
+// method the list marks `"experimental": true` is one the package asks for with the protocol's
+// experimental surface (`initialize.capabilities.experimentalApi`), because some versions have
+// it only there (`thread/revert` before 0.171.0): it is checked against the schema generated
+// with `--experimental`.
 // Prints a report; exits 1 on drift.
 
 import { readFileSync } from 'node:fs'
@@ -291,8 +295,9 @@ function methodTable(bundle, name) {
   return table
 }
 
-export function check(bundle, surface, sourceMethods) {
-  const schema = makeResolver(bundle)
+export function check(bundle, surface, sourceMethods, experimentalBundle = bundle) {
+  const stable = makeResolver(bundle)
+  const experimental = experimentalBundle === bundle ? stable : makeResolver(experimentalBundle)
   const tables = {
     clientRequests: methodTable(bundle, 'ClientRequest'),
     clientNotifications: methodTable(bundle, 'ClientNotification'),
@@ -305,6 +310,7 @@ export function check(bundle, surface, sourceMethods) {
     serverNotifications: 'server notification',
     serverRequests: 'server request',
   }
+  const experimentalRequests = methodTable(experimentalBundle, 'ClientRequest')
   const report = []
   let drift = 0
   const listed = new Set()
@@ -314,7 +320,9 @@ export function check(bundle, surface, sourceMethods) {
     for (const [method, spec] of Object.entries(methods)) {
       listed.add(method)
       const problems = []
-      const entry = tables[kind].get(method)
+      const asExperimental = spec.experimental === true && kind === 'clientRequests'
+      const schema = asExperimental ? experimental : stable
+      const entry = (asExperimental ? experimentalRequests : tables[kind]).get(method)
       let fieldCount = 0
       if (!entry) {
         problems.push(`no ${where[kind]} ${method} in the schema`)
@@ -357,8 +365,8 @@ export function check(bundle, surface, sourceMethods) {
 /** Checks one Codex binary's schema against the surface list and the source. */
 export function checkBinary(bin, { surface = JSON.parse(readFileSync(SURFACE_FILE, 'utf8')), sourceMethods = methodsInSource() } = {}) {
   const version = codexVersion(bin)
-  const bundle = withGenerated(bin, 'generate-json-schema', (dir) => JSON.parse(readFileSync(join(dir, BUNDLE), 'utf8')))
-  return { bin, version, ...check(bundle, surface, sourceMethods) }
+  const generate = (args) => withGenerated(bin, 'generate-json-schema', (dir) => JSON.parse(readFileSync(join(dir, BUNDLE), 'utf8')), args)
+  return { bin, version, ...check(generate([]), surface, sourceMethods, generate(['--experimental'])) }
 }
 
 /** The report of one binary as text lines; `full` lists the methods without drift too. */

@@ -27,7 +27,10 @@ pub(super) async fn play<R: Input, W: Output>(
     options: &CallOptions,
 ) -> Result<Value, Stop> {
     let owner = &mut Caller;
-    handshake::handshake(exchange, owner, false).await?;
+    // `thread/revert` is on the protocol's experimental surface before 0.171.0 ("requires
+    // experimentalApi capability" on 0.150.0); nothing else of a call is.
+    let experimental = matches!(options.call, Call::RevertThread { .. });
+    handshake::handshake(exchange, owner, experimental).await?;
     Ok(match &options.call {
         Call::ReadAccount => account_info(exchange, owner, &options.target).await?,
         Call::ListModels { include_hidden } => {

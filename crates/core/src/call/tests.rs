@@ -502,7 +502,12 @@ async fn logout_and_the_thread_verbs_send_their_one_request() {
         let thread = (name != "logout").then_some("t1");
         let method = method.to_string();
         let c = call_args(name, thread, args, json!({}), move |mut p| async move {
-            hello(&mut p).await;
+            // Without the experimental surface.
+            let init = p.expect("initialize").await;
+            assert!(init["params"].get("capabilities").is_none(), "{init}");
+            p.respond(&init, json!({"userAgent": "rennet/0.171.0 (Test; x86_64) (rennet; 0.1.0)", "codexHome": "/h"}))
+                .await;
+            p.expect("initialized").await;
             let sent = answer(&mut p, &method, json!({"thread": {"id": "t1"}})).await;
             assert_eq!(sent, params, "{method}");
             p.until_stdin_closed().await;
@@ -517,7 +522,12 @@ async fn logout_and_the_thread_verbs_send_their_one_request() {
 #[tokio::test]
 async fn revert_loads_the_thread_read_only_in_its_own_directory_first() {
     let c = call_args("revertThread", Some("t1"), json!({}), json!({"beforeTurnId": "u2"}), |mut p| async move {
-        hello(&mut p).await;
+        // With the experimental surface: Codex 0.150.0 has `thread/revert` only there.
+        let init = p.expect("initialize").await;
+        assert_eq!(init["params"]["capabilities"], json!({"experimentalApi": true}));
+        p.respond(&init, json!({"userAgent": "rennet/0.150.0 (Test; x86_64) (rennet; 0.1.0)", "codexHome": "/h"}))
+            .await;
+        p.expect("initialized").await;
         let resume = answer(&mut p, "thread/resume", json!({"thread": {"id": "t1"}})).await;
         assert_eq!(resume, json!({"threadId": "t1", "approvalPolicy": "never", "sandbox": "read-only"}));
         let revert =
