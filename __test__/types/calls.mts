@@ -10,7 +10,8 @@ import type { FakeCodexScript } from '@rennet/codex/testing'
 export async function banner(): Promise<string> {
   const info: AccountInfo = await readAccount({ requestTimeoutMs: 10_000 })
   const account = info.account
-  if (account === null) return info.requiresOpenaiAuth ? 'Log in to Codex' : ''
+  if (!info.auth.ready) return 'Log in to Codex'
+  if (account === null) return info.requiresOpenaiAuth ? `ready through ${info.auth.via}` : ''
   if (account.type === 'chatgpt') return `${account.email ?? ''} (${account.planType})`
   // @ts-expect-error the account is the protocol's union, not any object
   account.email
