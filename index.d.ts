@@ -666,7 +666,7 @@ export type RequestResult<M extends string> = M extends keyof ClientRequestMap ?
  * Whatever the method leaves running (a `command/exec`, an `fs/watch`) ends with the child.
  */
 export function request<M extends RequestMethod | (string & {})>(
-  method: M,
+  method: M & (M extends RefusedMethod ? never : unknown),
   params?: RequestParams<M>,
   options?: CallOptions,
 ): Promise<RequestResult<M>>

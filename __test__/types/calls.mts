@@ -120,6 +120,8 @@ export async function raw(threadId: string): Promise<number> {
   await request('turn/start', {})
   // @ts-expect-error thread/start belongs to a turn too
   await request('thread/start', {})
+  // @ts-expect-error refused without params too
+  await request('initialize')
   // A method this package's pinned Codex does not know: anything goes, the result is unknown.
   const future: unknown = await request('someFuture/method', { any: 1 })
   return ids.length + providers.data.length + (future === null ? 0 : 1)
