@@ -120,9 +120,11 @@ async fn start_and_drive(options: &CallOptions, cancel: &Cancel) -> Outcome {
         }
         let mut spec: Spec = resolved.launch.spec(args);
         spec.stdin = true;
-        // Whatever Codex writes to stderr is logged: never the key.
-        if let Call::LoginWithApiKey { api_key } = &options.call {
-            spec.secrets.push(api_key.expose().to_string());
+        // Whatever Codex writes to stderr is logged: never a key.
+        match &options.call {
+            Call::LoginWithApiKey { api_key } => spec.secrets.push(api_key.expose().to_string()),
+            Call::Request { params, .. } => credentials_in(params, &mut spec.secrets),
+            _ => {}
         }
         Ok::<_, Failure>(spec)
     };
@@ -169,6 +171,25 @@ async fn finish<R: Input, W: Output, P: ServerProcess>(
             Err(app_server::exited(&before, &gone, process.stderr_tail()))
         }
         Err(Stop::Failed(failure)) => Err(app_server::with_stderr_tail(failure, || process.stderr_tail())),
+    }
+}
+
+/// The values of `params` that are credentials by their name (`apiKey`, `accessToken`,
+/// `secretAccessKey`, `sessionToken`…, as `account/login/start` takes them through `request()`).
+fn credentials_in(params: &Value, found: &mut Vec<String>) {
+    match params {
+        Value::Object(fields) => {
+            for (name, value) in fields {
+                let name = name.to_ascii_lowercase();
+                let secret = ["key", "token", "secret", "password"].iter().any(|word| name.contains(word));
+                match value {
+                    Value::String(text) if secret => found.push(text.clone()),
+                    other => credentials_in(other, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| credentials_in(item, found)),
+        _ => {}
     }
 }
 

@@ -992,3 +992,13 @@ async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
     let started: Value = serde_json::from_str(&code.started().await).unwrap();
     assert_eq!(started["failure"]["code"], "CODEX_NOT_FOUND", "{started}");
 }
+
+#[test]
+fn credentials_in_request_params_are_kept_out_of_the_logged_stderr() {
+    let mut found = Vec::new();
+    let params = json!({"type": "amazonBedrockAccessKeys", "accessKeyId": "AKIA", "secretAccessKey": "s3cr3t-value",
+                        "sessionToken": "tok-123456", "region": "eu", "nested": [{"apiKey": "sk-nested-123"}]});
+    super::credentials_in(&params, &mut found);
+    found.sort();
+    assert_eq!(found, ["AKIA", "s3cr3t-value", "sk-nested-123", "tok-123456"]);
+}
