@@ -9,7 +9,7 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** A running call, as index.js sees it. */
+/** A running call, as JavaScript sees it. */
 export declare class NativeCall {
   /** Idempotent: ends the child at once; the outcome then is a `CANCELLED` failure. */
   abort(): void
@@ -18,6 +18,22 @@ export declare class NativeCall {
    * `{failure}`. Once per call.
    */
   outcome(): Promise<string>
+}
+
+/** A running ChatGPT login, as JavaScript's `LoginHandle` sees it. */
+export declare class NativeLogin {
+  /**
+   * Idempotent: `account/login/cancel`, then the child ends; `completed` then is a
+   * `CANCELLED` failure. Nothing once the login completed.
+   */
+  cancel(): void
+  /**
+   * What to show the user, as the JSON text of an envelope: `{ok: {loginId, authUrl,
+   * verificationUrl, userCode}}`, or `{failure}` when the login ended before.
+   */
+  started(): Promise<string>
+  /** How the login ended, once its child is gone: `{ok: AccountInfo}` or `{failure}`. */
+  completed(): Promise<string>
 }
 
 /** A running turn, as the JavaScript `Turn` wrapper sees it. */
@@ -113,11 +129,18 @@ export declare function prepareTurn(optionsJson: string, aborted?: boolean | und
 export declare function setLogger(callback: ((recordJson: string) => void) | null, filter?: string | undefined | null): void
 
 /**
- * Validates the options (JSON text of the options object without `signal`) of call `name`
- * and starts it; `threadId` is `readThread`'s and `forkThread`'s argument. `aborted`: the
- * signal was aborted already, so nothing is started.
+ * Validates the arguments and options of call `name` and starts it. `threadId`: the thread
+ * calls' thread; `argsJson`: JSON text of the call's other arguments by name (`name`, `goal`,
+ * `apiKey`, `method`, `params`); `optionsJson`: JSON text of the options object without
+ * `signal`. `aborted`: the signal was aborted already, so nothing is started.
  */
-export declare function startCall(name: string, threadId?: string | undefined | null, optionsJson?: string | undefined | null, aborted?: boolean | undefined | null): NativeCall
+export declare function startCall(name: string, threadId?: string | undefined | null, argsJson?: string | undefined | null, optionsJson?: string | undefined | null, aborted?: boolean | undefined | null): NativeCall
+
+/**
+ * Validates the options (JSON text without `signal`: `type`, `timeoutMs` and the call options)
+ * and starts the login. `aborted`: the signal was aborted already, so nothing is started.
+ */
+export declare function startLogin(optionsJson?: string | undefined | null, aborted?: boolean | undefined | null): NativeLogin
 
 /** `start_turn` for a review (`review/start`): the options carry its `target`. */
 export declare function startReview(optionsJson: string, aborted?: boolean | undefined | null, onServerRequest?: ((requestJson: string) => void) | undefined | null): NativeTurn

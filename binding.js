@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.NativeCall = nativeBinding.NativeCall
+module.exports.NativeLogin = nativeBinding.NativeLogin
 module.exports.NativeTurn = nativeBinding.NativeTurn
 module.exports.discoverCodex = nativeBinding.discoverCodex
 module.exports.mcpInventory = nativeBinding.mcpInventory
@@ -843,5 +844,6 @@ module.exports.mcpPolicyArgs = nativeBinding.mcpPolicyArgs
 module.exports.prepareTurn = nativeBinding.prepareTurn
 module.exports.setLogger = nativeBinding.setLogger
 module.exports.startCall = nativeBinding.startCall
+module.exports.startLogin = nativeBinding.startLogin
 module.exports.startReview = nativeBinding.startReview
 module.exports.startTurn = nativeBinding.startTurn

@@ -66,6 +66,10 @@ export type FailureCode =
   | 'STRUCTURED_OUTPUT_INVALID'
   // a method the running Codex does not have (detail: method, codexVersion)
   | 'METHOD_UNSUPPORTED'
+  // a login the app started: refused or unsuccessful (the server's words); another browser login
+  // of this app still running (one callback port)
+  | 'LOGIN_FAILED'
+  | 'LOGIN_IN_PROGRESS'
   // internal
   | 'INTERNAL_ERROR'
   // never in a terminal: a prepared turn's `ready` when it was disposed first; a cancelled call
@@ -273,6 +277,13 @@ export type InputItem =
   | { type: 'localImage'; path: string; detail?: ImageDetail }
   /** An `http(s):` or `data:` URL. */
   | { type: 'image'; url: string; detail?: ImageDetail }
+  /**
+   * A skill as `listSkills` gives it (`name`, `path` of its `SKILL.md`): its instructions go to
+   * the model with the input. The file must exist (Codex would leave a missing one out silently).
+   */
+  | { type: 'skill'; name: string; path: string }
+  /** An @-mention: a name and the path Codex knows it by (a file, or an `app://`/`plugin://` path). */
+  | { type: 'mention'; name: string; path: string }
 
 export type ImageDetail = 'auto' | 'low' | 'high' | 'original'
 
@@ -642,6 +653,13 @@ export interface AccountInfo {
   requiresOpenaiAuth: boolean
   /** `account/rateLimits/read`'s result; `null` when the server refuses it (no ChatGPT login, an API key, an older Codex). */
   rateLimits: GetAccountRateLimitsResponse | null
+  /**
+   * Whether a turn of this child can authenticate, by the rule of a turn's `AUTH_REQUIRED`:
+   * `via` an `account`, an API key variable in the child's environment (`apiKeyEnv`:
+   * `OPENAI_API_KEY` or `CODEX_API_KEY`, which `account/read` does not count), or a provider
+   * that needs no OpenAI login (`notRequired`); `null` when none of them (`ready: false`).
+   */
+  auth: { ready: boolean; via: 'account' | 'apiKeyEnv' | 'notRequired' | null }
 }
 
 /** A thread as `thread/list` returns it (its `turns` empty). */
@@ -657,9 +675,24 @@ export function readAccount(options?: CallOptions): Promise<AccountInfo>
 export function listModels(options?: CallOptions & { includeHidden?: boolean }): Promise<Model[]>
 
 /** One page of the stored threads, newest first; pass `nextCursor` back as `cursor` for the next. */
-export function listThreads(
-  options?: CallOptions & { limit?: number; cursor?: string | null; archived?: boolean },
-): Promise<{ threads: ThreadSummary[]; nextCursor: string | null }>
+export function listThreads(options?: ListThreadsOptions): Promise<{ threads: ThreadSummary[]; nextCursor: string | null }>
+
+export interface ListThreadsOptions extends CallOptions {
+  limit?: number
+  cursor?: string | null
+  /** `true`: only archived threads; otherwise only threads not archived. */
+  archived?: boolean
+  /** Only threads whose title contains this. */
+  searchTerm?: string
+  /** `created_at` (Codex's default), `updated_at`, `recency_at`, `section_position`; newest first. */
+  sortKey?: ThreadSortKey
+  /**
+   * Only threads of these sources. Codex's default is the interactive ones (app-server and CLI
+   * sessions): threads of sub-agents (`subAgent`, `subAgentThreadSpawn`, …) and of `codex exec`
+   * (`exec`) are listed only when asked for here.
+   */
+  sourceKinds?: ThreadSourceKind[]
+}
 
 /** The stored thread; with `includeTurns`, its turns and their items. */
 export function readThread(threadId: string, options?: CallOptions & { includeTurns?: boolean }): Promise<ThreadRecord>
@@ -669,3 +702,154 @@ export function readThread(threadId: string, options?: CallOptions & { includeTu
  * turn on it with `runTurn({ threadId })`.
  */
 export function forkThread(threadId: string, options?: CallOptions & { lastTurnId?: string }): Promise<{ threadId: string }>
+
+// ---------------------------------------------------------------------------------------------
+// More calls around turns: logging in and out, the thread verbs, goals, skills, MCP status and
+// any other method (docs/calls.md). Each is one short-lived child, as `readAccount`, and rejects
+// with a CallError; bad arguments reject with a TypeError naming them.
+
+import type { ThreadGoal } from './types/codex/v2/ThreadGoal.js'
+import type { ThreadGoalStatus } from './types/codex/v2/ThreadGoalStatus.js'
+import type { SkillMetadata } from './types/codex/v2/SkillMetadata.js'
+import type { McpServerStatus } from './types/codex/v2/McpServerStatus.js'
+import type { ThreadSortKey } from './types/codex/v2/ThreadSortKey.js'
+import type { ThreadSourceKind } from './types/codex/v2/ThreadSourceKind.js'
+import type { ClientRequestMap } from './types/codex/ClientRequestMap.js'
+
+export type { ThreadGoal, ThreadGoalStatus, SkillMetadata, McpServerStatus, ThreadSortKey, ThreadSourceKind, ClientRequestMap }
+
+/**
+ * Stores `apiKey` as the user's Codex login (Codex writes `auth.json`), then reads the account
+ * as `readAccount` does. The key goes into the request's params and nowhere else: never on a
+ * command line, in a log record, an error or an event. `LOGIN_FAILED` when Codex refuses it.
+ */
+export function loginWithApiKey(apiKey: string, options?: CallOptions): Promise<AccountInfo>
+
+export interface StartLoginOptions extends CallOptions {
+  /** `'chatgpt'` (default): in the browser; `'chatgptDeviceCode'`: a code entered on another device. */
+  type?: 'chatgpt' | 'chatgptDeviceCode'
+  /** How long the login may wait for the user before it is cancelled (`REQUEST_TIMEOUT`); default 600000. */
+  timeoutMs?: number
+}
+
+/** What the app shows the user to log in. */
+export interface LoginStarted {
+  loginId: string
+  /** `chatgpt`: the URL to open in the browser (its callback is 127.0.0.1:1455). */
+  authUrl: string | null
+  /** `chatgptDeviceCode`: where to enter `userCode`. */
+  verificationUrl: string | null
+  userCode: string | null
+}
+
+/**
+ * A ChatGPT login. Its child lives until the login completes, is cancelled, times out or the
+ * signal aborts. Neither promise rejects unhandled when the app awaits only the other.
+ */
+export interface LoginHandle {
+  /** What to show: resolves once Codex started the login; rejects with the failure that came first. */
+  readonly started: Promise<LoginStarted>
+  /**
+   * The account once logged in (Codex wrote `auth.json`); rejects with a CallError:
+   * `LOGIN_FAILED` (Codex's words, e.g. another program's login took the callback port over),
+   * `LOGIN_IN_PROGRESS` (another browser login of this app still runs), `CANCELLED`,
+   * `REQUEST_TIMEOUT` (after `timeoutMs`), `METHOD_UNSUPPORTED`, or any failure of a call.
+   */
+  readonly completed: Promise<AccountInfo>
+  /** Asks Codex to cancel the login (`account/login/cancel`), then ends the child; `reason` becomes the `CANCELLED` error's cause. Idempotent. */
+  cancel(reason?: unknown): void
+}
+
+/** Starts a ChatGPT login. Never throws: bad options reject `started` and `completed` with a TypeError. */
+export function startLogin(options?: StartLoginOptions): LoginHandle
+
+/** Removes the stored login (Codex deletes `auth.json`). */
+export function logout(options?: CallOptions): Promise<void>
+
+/** Sets the thread's name (what `ThreadSummary.name` shows). */
+export function renameThread(threadId: string, name: string, options?: CallOptions): Promise<void>
+
+/** Moves the thread out of `listThreads()` into `listThreads({ archived: true })`. */
+export function archiveThread(threadId: string, options?: CallOptions): Promise<void>
+
+/** Moves an archived thread back. */
+export function unarchiveThread(threadId: string, options?: CallOptions): Promise<void>
+
+/** Deletes the thread: gone from both lists, and `readThread` fails. */
+export function deleteThread(threadId: string, options?: CallOptions): Promise<void>
+
+/**
+ * "Edit and resend": removes `beforeTurnId` and every later turn from the thread's history (not
+ * the changes those turns made to files); then `runTurn({ threadId })` goes on from there.
+ */
+export function revertThread(threadId: string, options: CallOptions & { beforeTurnId: string }): Promise<void>
+
+/**
+ * Compacts the thread's context: Codex runs a compaction turn of its own (one model request);
+ * the call ends when it completed, with that turn's usage. `TURN_FAILED` when it failed.
+ */
+export function compactThread(threadId: string, options?: CallOptions): Promise<{ usage: Usage | null }>
+
+/** The thread's goal, or null. */
+export function readGoal(threadId: string, options?: CallOptions): Promise<ThreadGoal | null>
+
+/** What `setGoal` changes; what is absent stays as it is. `tokenBudget: null`: no budget. */
+export interface GoalChange {
+  objective?: string
+  status?: ThreadGoalStatus
+  tokenBudget?: number | null
+}
+
+/**
+ * Creates or changes the thread's goal, without loading the thread (a loaded, idle thread with
+ * an active goal starts working toward it at once). The next turn on the thread works toward
+ * an active goal; `until: 'idle'` waits for the continuations Codex starts for it.
+ */
+export function setGoal(threadId: string, goal: GoalChange, options?: CallOptions): Promise<ThreadGoal>
+
+export function clearGoal(threadId: string, options?: CallOptions): Promise<void>
+
+/**
+ * The skills Codex finds for `cwd` (the project's `.agents/skills` and `.codex/skills`, the
+ * user's `$CODEX_HOME/skills`), each as Codex describes it; give one to a turn as
+ * `{ type: 'skill', name, path }`.
+ */
+export function listSkills(options?: CallOptions): Promise<SkillMetadata[]>
+
+/**
+ * Every MCP server Codex knows for `cwd`, disabled ones included (every page of
+ * `mcpServerStatus/list`). Without `connect`, none is started: each server the configuration
+ * enables reads `runtimeStatus: 'notStarted'` (no tools, no server info), each it disables
+ * `'disabled'`; plugin servers are not listed. With `connect: true`, Codex starts every enabled
+ * server (stdio commands run, remote servers are contacted) to report its tools and auth status,
+ * and the call's child ends them before it settles.
+ */
+export function listMcpServers(options?: CallOptions & { connect?: boolean }): Promise<McpServerStatus[]>
+
+/** The methods `request()` refuses: a turn's (use `runTurn`, `Turn.steer`, `Turn.abort`, `runReview`) and `initialize`. */
+export type RefusedMethod = 'initialize' | 'thread/start' | 'thread/resume' | 'review/start' | `turn/${string}`
+
+/** Every client method of the pinned Codex that `request()` sends. */
+export type RequestMethod = Exclude<keyof ClientRequestMap, RefusedMethod>
+
+/** The params of `method` (for a method the pinned Codex does not know: anything). */
+export type RequestParams<M extends string> = M extends RefusedMethod
+  ? never
+  : M extends keyof ClientRequestMap
+    ? ClientRequestMap[M]['params']
+    : unknown
+
+/** The result of `method` as the server sends it. */
+export type RequestResult<M extends string> = M extends keyof ClientRequestMap ? ClientRequestMap[M]['result'] : unknown
+
+/**
+ * Any other client method on one child: `params` as given (`{}` when absent), the server's
+ * result as it sent it; typed by method from the pinned Codex's schema. A method the running
+ * Codex does not have rejects with `METHOD_UNSUPPORTED` (detail: `method`, `codexVersion`).
+ * Whatever the method leaves running (a `command/exec`, an `fs/watch`) ends with the child.
+ */
+export function request<M extends RequestMethod | (string & {})>(
+  method: M & (M extends RefusedMethod ? never : unknown),
+  params?: RequestParams<M>,
+  options?: CallOptions,
+): Promise<RequestResult<M>>

@@ -11,6 +11,9 @@ const { setLogger } = require('./lib/logger.js')
 const { CodexError, CallError, UtilityError, SteerError } = require('./lib/errors.js')
 const { readAccount, listModels, listThreads, readThread, forkThread } = require('./lib/calls.js')
 const { openConversation } = require('./lib/conversation.js')
+const { loginWithApiKey, logout, renameThread, archiveThread, unarchiveThread, deleteThread, revertThread, compactThread } = require('./lib/calls.js')
+const { readGoal, setGoal, clearGoal, listSkills, listMcpServers, request } = require('./lib/calls.js')
+const { startLogin } = require('./lib/login.js')
 
 module.exports = {
   runTurn,
@@ -28,5 +31,20 @@ module.exports = {
   listThreads,
   readThread,
   forkThread,
+  loginWithApiKey,
+  startLogin,
+  logout,
+  renameThread,
+  archiveThread,
+  unarchiveThread,
+  deleteThread,
+  revertThread,
+  compactThread,
+  readGoal,
+  setGoal,
+  clearGoal,
+  listSkills,
+  listMcpServers,
+  request,
   CallError,
 }

@@ -139,11 +139,19 @@ function unavailableBinding(error) {
     outcome: () => Promise.resolve(JSON.stringify({ failure })),
   })
 
+  /** The stand-in of a NativeLogin: both of its results are the failure. */
+  const unavailableLogin = () => ({
+    cancel() {},
+    started: () => Promise.resolve(JSON.stringify({ failure })),
+    completed: () => Promise.resolve(JSON.stringify({ failure })),
+  })
+
   return {
     startTurn: () => new UnavailableTurn(),
     prepareTurn: () => new UnavailableTurn(),
     startReview: () => new UnavailableTurn(),
     startCall: unavailableCall,
+    startLogin: unavailableLogin,
     discoverCodex: async () =>
       JSON.stringify({
         available: false,

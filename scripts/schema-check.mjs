@@ -7,7 +7,11 @@
 // each method exists, that each field we send is accepted with the type and values we send,
 // that the schema requires nothing we do not send, and that each field we read exists, is
 // present whenever we rely on it, and carries only types we handle. It also checks that the
-// list names every method the Rust source uses, so the list cannot fall behind the code.
+// list names every method the Rust source uses, so the list cannot fall behind the code. A
+// method the list marks `"experimental": true` is one the package asks for with the protocol's
+// experimental surface (`initialize.capabilities.experimentalApi`), because some versions have
+// it only there (`thread/revert` before 0.171.0): it is checked against the schema generated
+// with `--experimental`.
 // Prints a report; exits 1 on drift.
 
 import { readFileSync } from 'node:fs'
@@ -291,14 +295,9 @@ function methodTable(bundle, name) {
   return table
 }
 
-/**
- * `bundle`: the stable schema; `experimental`: the one with the experimental surface (or null
- * where the CLI cannot write it). A field whose key starts with `~` is experimental: the package
- * sends it only after asking for the experimental API, so it is checked against that schema.
- */
-export function check(bundle, surface, sourceMethods, experimental = null) {
-  const schema = makeResolver(bundle)
-  const experimentalSchema = experimental ? makeResolver(experimental) : null
+export function check(bundle, surface, sourceMethods, experimentalBundle = bundle) {
+  const stable = makeResolver(bundle)
+  const experimental = experimentalBundle === bundle ? stable : makeResolver(experimentalBundle)
   const tables = {
     clientRequests: methodTable(bundle, 'ClientRequest'),
     clientNotifications: methodTable(bundle, 'ClientNotification'),
@@ -311,6 +310,7 @@ export function check(bundle, surface, sourceMethods, experimental = null) {
     serverNotifications: 'server notification',
     serverRequests: 'server request',
   }
+  const experimentalRequests = methodTable(experimentalBundle, 'ClientRequest')
   const report = []
   let drift = 0
   const listed = new Set()
@@ -320,7 +320,9 @@ export function check(bundle, surface, sourceMethods, experimental = null) {
     for (const [method, spec] of Object.entries(methods)) {
       listed.add(method)
       const problems = []
-      const entry = tables[kind].get(method)
+      const asExperimental = spec.experimental === true && kind === 'clientRequests'
+      const schema = asExperimental ? experimental : stable
+      const entry = (asExperimental ? experimentalRequests : tables[kind]).get(method)
       let fieldCount = 0
       if (!entry) {
         problems.push(`no ${where[kind]} ${method} in the schema`)
@@ -333,18 +335,17 @@ export function check(bundle, surface, sourceMethods, experimental = null) {
           return schema.alternatives(ref ? { $ref: ref } : undefined)
         }
         if (spec.sends) {
-          const stable = Object.fromEntries(Object.entries(spec.sends).filter(([key]) => !key.startsWith('~')))
+          // A field whose key starts with `~` is experimental within a stable request: sent only
+          // after `initialize` asked for the experimental API, so checked against that schema.
+          const stableFields = Object.fromEntries(Object.entries(spec.sends).filter(([key]) => !key.startsWith('~')))
           const newer = Object.fromEntries(Object.entries(spec.sends).filter(([key]) => key.startsWith('~')).map(([key, v]) => [key.slice(1), v]))
           const root = alts(entry.params)
-          if (root) checkSends(schema, root, stable, problems, 'params')
+          if (root) checkSends(schema, root, stableFields, problems, 'params')
           if (Object.keys(newer).length) {
-            if (!experimentalSchema) problems.push(`params ${Object.keys(newer).join(', ')}: experimental, and this CLI writes no experimental schema`)
-            else {
-              const experimentalEntry = methodTable(experimental, 'ClientRequest').get(method)
-              const experimentalRoot = experimentalEntry && experimentalSchema.alternatives({ $ref: experimentalEntry.params })
-              if (experimentalRoot) checkSends(experimentalSchema, experimentalRoot, { ...stable, ...newer }, problems, 'params (experimental)')
-              else problems.push(`no ${where[kind]} ${method} in the experimental schema`)
-            }
+            const experimentalEntry = experimentalRequests.get(method)
+            const experimentalRoot = experimentalEntry && experimental.alternatives({ $ref: experimentalEntry.params })
+            if (experimentalRoot) checkSends(experimental, experimentalRoot, { ...stableFields, ...newer }, problems, 'params (experimental)')
+            else problems.push(`no ${where[kind]} ${method} in the experimental schema`)
           }
           fieldCount += Object.keys(spec.sends).length
         }
@@ -374,15 +375,8 @@ export function check(bundle, surface, sourceMethods, experimental = null) {
 /** Checks one Codex binary's schema against the surface list and the source. */
 export function checkBinary(bin, { surface = JSON.parse(readFileSync(SURFACE_FILE, 'utf8')), sourceMethods = methodsInSource() } = {}) {
   const version = codexVersion(bin)
-  const read = (dir) => JSON.parse(readFileSync(join(dir, BUNDLE), 'utf8'))
-  const bundle = withGenerated(bin, 'generate-json-schema', read)
-  let experimental = null
-  try {
-    experimental = withGenerated(bin, 'generate-json-schema', read, ['--experimental'])
-  } catch {
-    // An older CLI without the flag: its experimental fields are reported as such.
-  }
-  return { bin, version, ...check(bundle, surface, sourceMethods, experimental) }
+  const generate = (args) => withGenerated(bin, 'generate-json-schema', (dir) => JSON.parse(readFileSync(join(dir, BUNDLE), 'utf8')), args)
+  return { bin, version, ...check(generate([]), surface, sourceMethods, generate(['--experimental'])) }
 }
 
 /** The report of one binary as text lines; `full` lists the methods without drift too. */

@@ -1,8 +1,15 @@
 // Regenerates types/codex/: the TypeScript types of the server's own objects the package hands
 // out verbatim — `ThreadItem` (the `item` of itemStarted and itemCompleted), a plan's steps, a
-// rate-limit snapshot, the account, a model, a thread — and everything they reference, from
-// `codex app-server generate-ts` of the pinned CLI (or RENNET_CODEX_BIN). Only that closure is
-// kept, not the whole protocol.
+// rate-limit snapshot, the account, a model, a thread, a goal, a skill, an MCP server's status —
+// and everything they reference, from `codex app-server generate-ts` of the pinned CLI (or
+// RENNET_CODEX_BIN). Only that closure is kept, not the whole protocol.
+//
+// Also `ClientRequestMap.d.ts`, what `request()` is typed by: every client method of the CLI's
+// `ClientRequest` union with its params type and its result type. The generated sources pair a
+// method with its params only; the result is the params type's name with `Params` → `Response`
+// (`ThreadArchiveParams` → `ThreadArchiveResponse`), which holds for all but the few methods
+// named in RESULTS below (no params type, or a shared result type). A method whose result type
+// cannot be found stops the generation, so that a new CLI's exception is added here, not guessed.
 //
 //   pnpm types:generate           rewrite types/codex/
 //   pnpm types:generate --check   exit 1 when the committed files differ from the CLI's
@@ -13,11 +20,100 @@ import { fileURLToPath } from 'node:url'
 import { codexCli, codexVersion, withGenerated } from './codex-cli.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+/** The request map this script writes beside the CLI's own output. */
+const MAP = 'ClientRequestMap.ts'
 const OUT = join(ROOT, 'types', 'codex')
 /** The generated types the public API names. */
-const ENTRY_POINTS = ['ServerNotification.ts', 'ServerRequest.ts', 'v2/ThreadGoal.ts', 'v2/CodexErrorInfo.ts', 'v2/ThreadItem.ts', 'v2/TurnPlanStep.ts', 'v2/RateLimitSnapshot.ts', 'v2/Account.ts', 'v2/Model.ts', 'v2/Thread.ts', 'v2/GetAccountRateLimitsResponse.ts']
+const ENTRY_POINTS = [
+  // The protocol's unions the events are typed by (native, serverRequest) and a failure's reason.
+  'ServerNotification.ts',
+  'ServerRequest.ts',
+  'v2/CodexErrorInfo.ts',
+  'v2/ThreadItem.ts',
+  'v2/TurnPlanStep.ts',
+  'v2/RateLimitSnapshot.ts',
+  'v2/Account.ts',
+  'v2/Model.ts',
+  'v2/Thread.ts',
+  'v2/GetAccountRateLimitsResponse.ts',
+  'v2/ThreadGoal.ts',
+  'v2/ThreadGoalStatus.ts',
+  'v2/SkillMetadata.ts',
+  'v2/McpServerStatus.ts',
+  'v2/ThreadSortKey.ts',
+  'v2/ThreadSourceKind.ts',
+  MAP,
+]
+
+/**
+ * The result types the `Params` → `Response` rule does not find: methods without a params type,
+ * and results shared by several methods. `null`: the CLI generates no result type for it (the
+ * map says `unknown`).
+ */
+const RESULTS = {
+  'account/logout': 'LogoutAccountResponse',
+  'account/gatewayOAuth/cancel': 'GatewayOAuthCancelResponse',
+  'account/securitySetup/read': 'GetAccountSecuritySetupResponse',
+  'account/workspaceMessages/read': 'GetWorkspaceMessagesResponse',
+  'config/mcpServer/reload': 'McpServerRefreshResponse',
+  'config/value/write': 'ConfigWriteResponse',
+  'config/batchWrite': 'ConfigWriteResponse',
+  'configRequirements/read': 'ConfigRequirementsReadResponse',
+  'externalAgentConfig/import/readHistories': 'ExternalAgentConfigImportHistoriesReadResponse',
+  'windowsSandbox/readiness': 'WindowsSandboxReadinessResponse',
+  'modelProvider/default/set': null,
+}
 
 const check = process.argv.includes('--check')
+
+/**
+ * The text of `ClientRequestMap.ts`, beside the generated `ClientRequest.ts` of `generated`:
+ * `{ [method]: { params, result } }` for every client method the CLI has.
+ */
+function requestMap(generated) {
+  const union = readFileSync(join(generated, 'ClientRequest.ts'), 'utf8')
+  const imports = new Map()
+  for (const [, name, spec] of union.matchAll(/import type \{ (\w+) \} from "(\.[^"]+)";/g)) imports.set(name, spec)
+  const find = (name) => {
+    for (const dir of ['', 'v2/', 'v1/']) if (existsSync(join(generated, `${dir}${name}.ts`))) return `./${dir}${name}`
+    return null
+  }
+  const rows = []
+  const used = new Map()
+  const entries = [...union.matchAll(/\{ "method": "([^"]+)", id: RequestId, params(\??): ([^,]+?), \}/g)]
+  if (entries.length === 0) throw new Error('ClientRequest.ts lists no methods: its shape changed')
+  for (const [, method, optional, paramsText] of entries) {
+    const paramsName = /^(\w+)/.exec(paramsText.trim())?.[1]
+    const params = paramsName && imports.has(paramsName) ? paramsName : null
+    if (params) used.set(params, imports.get(params))
+    const resultName = method in RESULTS ? RESULTS[method] : params?.replace(/Params$/, 'Response')
+    let result = 'unknown'
+    if (resultName) {
+      const spec = find(resultName)
+      if (!spec) throw new Error(`no result type ${resultName} for ${method}: add the method to RESULTS in scripts/types-generate.mjs`)
+      used.set(resultName, spec)
+      result = resultName
+    } else if (resultName === undefined) {
+      throw new Error(`${method} has no params type to name its result by: add it to RESULTS in scripts/types-generate.mjs`)
+    }
+    const paramsType = params ? (optional ? `${params} | undefined` : params) : 'undefined'
+    rows.push(`  ${JSON.stringify(method)}: { params: ${paramsType}; result: ${result} };`)
+  }
+  const importLines = [...used].sort(([a], [b]) => a.localeCompare(b)).map(([name, spec]) => `import type { ${name} } from "${spec}";`)
+  return [
+    '',
+    ...importLines,
+    '',
+    '/**',
+    ' * Every client method of this Codex with its params and its result, by method: what',
+    ' * `request()` is typed by.',
+    ' */',
+    'export type ClientRequestMap = {',
+    ...rows,
+    '};',
+    '',
+  ].join('\n')
+}
 const bin = codexCli()
 const version = codexVersion(bin)
 
@@ -43,6 +139,7 @@ const header = (rel) =>
   `// (${rel}). Regenerate with \`pnpm types:generate\`; do not edit.\n`
 
 const wanted = withGenerated(bin, 'generate-ts', (generated) => {
+  writeFileSync(join(generated, MAP), requestMap(generated))
   const out = new Map()
   for (const [rel, text] of closure(generated)) {
     // Declaration files: the generated sources are type-only, so they ship as .d.ts as they are.

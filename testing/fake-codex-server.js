@@ -299,6 +299,9 @@ class FakeCodex {
   }
 
   async request({ method, id, params = {} }) {
+    // A call the script answers comes first (`config/read` and `mcpServerStatus/list` included,
+    // which the fake otherwise answers for a read-only turn's isolation).
+    if (this.script.calls?.[method] !== undefined) return void this.call(method, id, params)
     switch (method) {
       case 'initialize': {
         if (this.faultAt('before-init')) return
@@ -381,27 +384,38 @@ class FakeCodex {
         return
       }
       default:
-        if (this.script.calls?.[method] !== undefined) return void this.call(method, id, params)
         this.send({ error: { code: -32600, message: `Invalid request: unknown variant \`${method}\`` }, id })
     }
   }
 
-  /** Answers a call around turns (`account/read`, `model/list`, …) as `script.calls` says. */
-  call(method, id, params) {
+  /**
+   * Answers a call around turns (`model/list`, `thread/archive`, any method `request()` sends) as
+   * `script.calls` says, after `delayMs`; then sends its `notifications` in order (a login's
+   * `account/login/completed`, a compaction's turn), each after its own `delayMs`.
+   */
+  async call(method, id, params) {
     const scripted = this.script.calls[method]
     if (scripted === 'never') return
+    if (scripted.delayMs) {
+      await sleep(scripted.delayMs)
+      if (this.hung) return
+    }
     if (scripted.exit) {
       if (scripted.exit.stderr) process.stderr.write(`${scripted.exit.stderr}\n`)
       return void this.exit(scripted.exit.code ?? 1)
     }
-    if (scripted.error) return void this.refuse(method, id, scripted.error)
-    if (scripted.pages) {
+    if (scripted.error) this.refuse(method, id, scripted.error)
+    else if (scripted.pages) {
       // The page a cursor names is its index: the first page has none, the last gives none.
       const at = params.cursor ? Number(params.cursor) : 0
       const nextCursor = at + 1 < scripted.pages.length ? String(at + 1) : null
-      return void this.send({ id, result: { data: scripted.pages[at] ?? [], nextCursor } })
+      this.send({ id, result: { data: scripted.pages[at] ?? [], nextCursor } })
+    } else this.send({ id, result: scripted.result })
+    for (const { method: name, params: sent = {}, delayMs } of scripted.notifications ?? []) {
+      if (delayMs) await sleep(delayMs)
+      if (this.hung) return
+      this.notify(name, sent)
     }
-    this.send({ id, result: scripted.result })
   }
 
   // -------------------------------------------------------------------------------------------

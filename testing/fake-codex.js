@@ -16,8 +16,11 @@ const LOG = 'calls.jsonl'
 const MAX_SHEBANG = 127
 
 const HANDSHAKE = ['initialize', 'account/read', 'thread/start', 'thread/resume', 'turn/start', 'turn/steer']
-/** The calls around turns a script can answer (`calls`; `account/read` is `account`'s). */
-const CALLS = ['account/rateLimits/read', 'model/list', 'thread/list', 'thread/read', 'thread/fork']
+/**
+ * What the fake plays itself, which `calls` cannot name (`answer` and `account` change how):
+ * the handshake, a turn's requests, its interrupt.
+ */
+const PLAYED = [...HANDSHAKE, 'turn/interrupt']
 const STEPS = {
   message: { text: 'text' },
   reasoning: {},
@@ -98,13 +101,22 @@ function checkScript(script) {
   }
   if (script.calls !== undefined && !isObject(script.calls)) fail('.calls', 'must be an object')
   for (const [method, answer] of Object.entries(script.calls ?? {})) {
-    if (!CALLS.includes(method)) fail('.calls', `names ${JSON.stringify(method)}; it can answer ${CALLS.join(', ')}`)
+    if (!/^[\w./-]+$/.test(method)) fail('.calls', `names ${JSON.stringify(method)}, which is not a method name`)
+    if (PLAYED.includes(method)) fail('.calls', `names ${JSON.stringify(method)}, which the fake plays itself (change it with answer or account)`)
     const at = `.calls[${JSON.stringify(method)}]`
     const shaped =
       answer === 'never' ||
       (isObject(answer) &&
         ('result' in answer || (Array.isArray(answer.pages) && answer.pages.every(Array.isArray)) || isObject(answer.error) || isObject(answer.exit)))
     if (!shaped) fail(at, `must be 'never', { result }, { pages: [[…], …] }, { error: { code?, message, data? } } or { exit: { code?, stderr? } }`)
+    if (answer.delayMs !== undefined && !(Number.isFinite(answer.delayMs) && answer.delayMs >= 0)) fail(`${at}.delayMs`, 'must be a non-negative number')
+    if (answer.notifications !== undefined) {
+      if (!Array.isArray(answer.notifications)) fail(`${at}.notifications`, 'must be an array of { method, params?, delayMs? }')
+      answer.notifications.forEach((n, i) => {
+        if (!isObject(n) || typeof n.method !== 'string' || !n.method) fail(`${at}.notifications[${i}].method`, 'must be a non-empty string')
+        if (n.delayMs !== undefined && !(Number.isFinite(n.delayMs) && n.delayMs >= 0)) fail(`${at}.notifications[${i}].delayMs`, 'must be a non-negative number')
+      })
+    }
   }
   for (const field of ['version', 'threadId', 'turnId']) {
     if (script[field] !== undefined && (typeof script[field] !== 'string' || !script[field])) fail(`.${field}`, 'must be a non-empty string')

@@ -111,15 +111,13 @@ export type FakeFaultPhase = 'before-init' | 'after-init' | 'after-thread' | 'af
 export type FakeGrandchild = 'ignore' | 'inherit' | 'pgroup' | 'session' | 'daemon' | 'daemon-noenv' | 'detached-node'
 
 /**
- * A request of the calls around turns the fake can answer (`readAccount`'s second, `listModels`,
- * `listThreads`, `readThread`, `forkThread`); `account/read` is answered by `account` and `answer`.
+ * A request of the calls around turns the fake can answer: any method (`readAccount`'s
+ * `account/rateLimits/read`, `model/list`, `thread/archive`, `account/login/start`, whatever
+ * `request()` sends) but the ones it plays itself: `initialize`, `account/read` (see `account`),
+ * `thread/start`, `thread/resume`, `turn/start`, `turn/steer`, `turn/interrupt`. Named here,
+ * `config/read` and `mcpServerStatus/list` are answered as given rather than from `mcpServers`.
  */
-export type FakeCallRequest =
-  | 'account/rateLimits/read'
-  | 'model/list'
-  | 'thread/list'
-  | 'thread/read'
-  | 'thread/fork'
+export type FakeCallRequest = string
 
 /**
  * How the fake answers one call: with `result` as given; with `pages` (`model/list`, `thread/list`:
@@ -130,17 +128,30 @@ export type FakeCallRequest =
  */
 export type FakeCallAnswer =
   | 'never'
-  | { result: unknown }
-  | { pages: unknown[][] }
-  | { error: { code?: number; message: string; data?: unknown } }
-  | { exit: { code?: number; stderr?: string } }
+  | (FakeCallAfter &
+      (
+        | { result: unknown }
+        | { pages: unknown[][] }
+        | { error: { code?: number; message: string; data?: unknown } }
+        | { exit: { code?: number; stderr?: string } }
+      ))
+
+/**
+ * What else happens around an answer: it comes after `delayMs`; then each of `notifications` is
+ * sent in order, after its own `delayMs` — a login's `account/login/completed`, a compaction's
+ * `turn/started` … `turn/completed`, an `account/updated`.
+ */
+export interface FakeCallAfter {
+  delayMs?: number
+  notifications?: Array<{ method: string; params?: unknown; delayMs?: number }>
+}
 
 export interface FakeCodexScript {
   /**
    * Answers to the calls around turns. A call not named here is refused as a Codex without the
    * method refuses it: JSON-RPC error -32600 `Invalid request: unknown variant \`<method>\``.
    */
-  calls?: { [M in FakeCallRequest]?: FakeCallAnswer }
+  calls?: Record<FakeCallRequest, FakeCallAnswer>
   /** The turn, in order; after the last step the turn completes (unless a step ended it). */
   steps?: FakeStep[]
   /**

@@ -50,6 +50,9 @@ async function against<T>(script: FakeCodexScript, call: (options: CallOptions) 
   return { ...settled, runs }
 }
 
+/** The child's environment without an API key variable (the host's may have one). */
+const NO_KEY = { OPENAI_API_KEY: '', CODEX_API_KEY: '' }
+
 const model = (id: string, hidden = false) => ({ id, model: id, displayName: id.toUpperCase(), hidden, isDefault: false })
 const RATE_LIMITS_REFUSED = { error: { code: -32600, message: 'codex account authentication required to read rate limits' } }
 
@@ -58,8 +61,9 @@ describe('readAccount', () => {
     const { value, runs } = await against(
       { account: { account: null, requiresOpenaiAuth: true }, calls: { 'account/rateLimits/read': RATE_LIMITS_REFUSED } },
       readAccount,
+      { env: NO_KEY },
     )
-    expect(value).toEqual({ account: null, requiresOpenaiAuth: true, rateLimits: null })
+    expect(value).toEqual({ account: null, requiresOpenaiAuth: true, rateLimits: null, auth: { ready: false, via: null } })
     expect(runs).toHaveLength(1)
     const [run] = runs
     expect(run.argv).toEqual(['app-server'])
@@ -76,7 +80,15 @@ describe('readAccount', () => {
       { account: { account, requiresOpenaiAuth: true }, calls: { 'account/rateLimits/read': { result: limits } } },
       readAccount,
     )
-    expect(value).toEqual({ account, requiresOpenaiAuth: true, rateLimits: limits })
+    expect(value).toEqual({ account, requiresOpenaiAuth: true, rateLimits: limits, auth: { ready: true, via: 'account' } })
+  })
+
+  it('says a turn can authenticate with an API key in the child environment, as a turn decides it', async () => {
+    const script = { account: { account: null, requiresOpenaiAuth: true }, calls: { 'account/rateLimits/read': RATE_LIMITS_REFUSED } }
+    const keyed = await against(script, readAccount, { env: { ...NO_KEY, OPENAI_API_KEY: 'sk-in-the-environment' } })
+    expect(keyed.value).toMatchObject({ account: null, auth: { ready: true, via: 'apiKeyEnv' } })
+    const custom = await against({ account: { account: null, requiresOpenaiAuth: false } }, readAccount, { env: NO_KEY })
+    expect(custom.value).toMatchObject({ account: null, requiresOpenaiAuth: false, auth: { ready: true, via: 'notRequired' } })
   })
 
   it('fails with the server message verbatim when account/read is refused', async () => {
@@ -244,7 +256,7 @@ describe("the kit's calls example of docs/testing-your-app.md", () => {
         'model/list': { pages: [[{ id: 'gpt-a', model: 'gpt-a', displayName: 'A', hidden: false }], [{ id: 'gpt-b', model: 'gpt-b', displayName: 'B', hidden: true }]] },
       },
     })
-    expect(await readAccount({ codexPath })).toEqual({ account: null, requiresOpenaiAuth: true, rateLimits: null })
+    expect(await readAccount({ codexPath })).toMatchObject({ account: null, requiresOpenaiAuth: true, rateLimits: null })
     expect((await listModels({ codexPath })).map((m) => m.id)).toEqual(['gpt-a'])
     const example = docBlock('docs/testing-your-app.md', 'Without Codex: a scripted fake app-server', { containing: "'model/list'" })
     expect(example).toContain("expect((await listModels({ codexPath })).map((m) => m.id)).toEqual(['gpt-a'])")

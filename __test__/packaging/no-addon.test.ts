@@ -33,6 +33,7 @@ interface Probe {
   logger: string
   calls: Array<{ name: string; isCallError: boolean; source: string; code: string; message: string }>
   conversation: TerminalEvent
+  login: Array<{ name: string; isCallError: boolean; source: string; code: string; message: string }>
 }
 
 // What a user's code does first: import, ask discovery, run a turn, make a utility call, the
@@ -58,7 +59,11 @@ const body = `
     out.typeError = error instanceof TypeError ? error.message : String(error)
   }
   out.calls = []
-  for (const [call, args] of [['readAccount', []], ['listModels', []], ['listThreads', []], ['readThread', ['t']], ['forkThread', ['t']]]) {
+  const calls = [['readAccount', []], ['listModels', []], ['listThreads', []], ['readThread', ['t']], ['forkThread', ['t']],
+    ['loginWithApiKey', ['sk-x']], ['logout', []], ['renameThread', ['t', 'n']], ['archiveThread', ['t']], ['unarchiveThread', ['t']],
+    ['deleteThread', ['t']], ['revertThread', ['t', { beforeTurnId: 'u' }]], ['compactThread', ['t']], ['readGoal', ['t']],
+    ['setGoal', ['t', { status: 'paused' }]], ['clearGoal', ['t']], ['listSkills', []], ['listMcpServers', []], ['request', ['thread/loaded/list']]]
+  for (const [call, args] of calls) {
     try {
       await codex[call](...args)
       out.calls.push('resolved')
@@ -70,6 +75,12 @@ const body = `
   const conversation = codex.openConversation({ cwd: process.cwd() })
   out.conversation = await conversation.send('Say hello.').outcome
   await conversation.close()
+  const login = codex.startLogin()
+  out.login = []
+  for (const promise of [login.started, login.completed]) {
+    const { name, source, code, message } = await promise.then(() => ({ name: 'resolved' }), (error) => error)
+    out.login.push({ name, isCallError: name === 'CallError', source, code, message })
+  }
   codex.setLogger(() => {}, { filter: 'rennet_codex=debug' })
   codex.setLogger(null)
   out.logger = 'accepted'
@@ -117,7 +128,10 @@ function probe(script: string, preload?: string): Probe {
 function expectUnavailable(result: Probe) {
   const api = ['UtilityError', 'discoverCodex', 'runTurn', 'prepareTurn', 'runReview', 'openConversation', 'runUtility', 'setLogger', 'SteerError', 'CodexError']
   const calls = ['readAccount', 'listModels', 'listThreads', 'readThread', 'forkThread', 'CallError']
-  expect(result.exports).toEqual([...api, ...calls].concat(result.exports.includes('default') ? ['default'] : []).sort())
+  // The calls of #33: each fails as the first five do, and a login's two results too.
+  const more = ['loginWithApiKey', 'logout', 'renameThread', 'archiveThread', 'unarchiveThread', 'deleteThread', 'revertThread']
+  more.push('compactThread', 'readGoal', 'setGoal', 'clearGoal', 'listSkills', 'listMcpServers', 'request')
+  expect(result.exports).toEqual([...api, ...calls, ...more, 'startLogin'].concat(result.exports.includes('default') ? ['default'] : []).sort())
   const { discovery, events, outcome, utility } = result
   expect(discovery).toMatchObject({ available: false, selected: null, candidates: [] })
   expect(events).toEqual([outcome])
@@ -132,7 +146,8 @@ function expectUnavailable(result: Probe) {
   expect(result.typeError).toBe('options.signal must be an AbortSignal')
   expect(result.logger).toBe('accepted')
   const unavailable = { name: 'CallError', isCallError: true, source: 'spawn', code: 'NATIVE_ADDON_UNAVAILABLE', message: failure.message }
-  expect(result.calls).toEqual(calls.slice(0, 5).map(() => unavailable))
+  expect(result.calls).toEqual([...calls.slice(0, 5), ...more].map(() => unavailable))
+  expect(result.login).toEqual([unavailable, unavailable])
   // A conversation's turn ends as any turn does there (its prepared child could not start either).
   expect(result.conversation).toEqual(outcome)
   return failure as { message: string; detail: { platform: string; package: string; supported: boolean; loaderErrors: string[] } }

@@ -19,6 +19,26 @@ pub fn login_missing(report: &Value, child_env: &Env) -> bool {
     required && no_account && no_key
 }
 
+/// How the child can authenticate, by the rule of [`login_missing`], as `readAccount` reports it
+/// (`AccountInfo.auth`): `{ready, via}`, `via` being `account` (someone is logged in),
+/// `notRequired` (the provider needs no OpenAI login), `apiKeyEnv` (an API key variable in the
+/// child's environment) or `null` (none of them: a turn would fail `AUTH_REQUIRED`).
+pub fn auth(report: &Value, child_env: &Env) -> Value {
+    let account = report.get("account").is_some_and(|a| !a.is_null());
+    let required = report.get("requiresOpenaiAuth").and_then(Value::as_bool) != Some(false);
+    let key = API_KEY_VARS.iter().any(|var| child_env.get(var).is_some_and(|v| !v.trim().is_empty()));
+    let via = if account {
+        Some("account")
+    } else if !required {
+        Some("notRequired")
+    } else if key {
+        Some("apiKeyEnv")
+    } else {
+        None
+    };
+    json!({"ready": via.is_some(), "via": via})
+}
+
 /// The turn's failure when no one is logged in; `report` is `account/read`'s answer.
 pub fn auth_required(report: Value) -> Failure {
     Failure::new(
@@ -46,5 +66,21 @@ mod tests {
         assert!(login_missing(&not_logged_in, &env(&[("CODEX_API_KEY", " ")])));
         // A report of another shape says nothing: the turn goes on.
         assert!(!login_missing(&json!({}), &none));
+    }
+
+    #[test]
+    fn auth_says_how_the_child_authenticates_by_the_same_rule() {
+        let env = |pairs: &[(&str, &str)]| Env::from_pairs(pairs.iter().copied(), Os::Unix);
+        let not_logged_in = json!({"account": null, "requiresOpenaiAuth": true});
+        assert_eq!(auth(&not_logged_in, &env(&[])), json!({"ready": false, "via": null}));
+        assert_eq!(
+            auth(&not_logged_in, &env(&[("OPENAI_API_KEY", "sk-x")])),
+            json!({"ready": true, "via": "apiKeyEnv"})
+        );
+        assert_eq!(auth(&not_logged_in, &env(&[("CODEX_API_KEY", " ")])), json!({"ready": false, "via": null}));
+        let logged_in = json!({"account": {"type": "apiKey"}, "requiresOpenaiAuth": true});
+        assert_eq!(auth(&logged_in, &env(&[])), json!({"ready": true, "via": "account"}));
+        let custom = json!({"account": null, "requiresOpenaiAuth": false});
+        assert_eq!(auth(&custom, &env(&[])), json!({"ready": true, "via": "notRequired"}));
     }
 }

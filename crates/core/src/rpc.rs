@@ -107,12 +107,23 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         deadline: Option<Instant>,
         give_way: impl Future<Output = ()>,
     ) -> Result<i64, Unsent> {
+        self.request_named(Q::METHOD, params, deadline, give_way).await
+    }
+
+    /// [`Connection::request`] for a method named at run time (`request()`'s): its params as given.
+    pub async fn request_named(
+        &mut self,
+        method: &'static str,
+        params: &impl Serialize,
+        deadline: Option<Instant>,
+        give_way: impl Future<Output = ()>,
+    ) -> Result<i64, Unsent> {
         let id = self.next_id;
         self.next_id += 1;
-        self.pending.insert(id, Pending { method: Q::METHOD, deadline });
-        // Never the params: they carry the prompt and the caller's configuration.
-        tracing::debug!(id, method = Q::METHOD, "request");
-        self.send(&Outgoing { id: Some(id), method: Q::METHOD, params: Some(params) }, give_way).await.map(|()| id)
+        self.pending.insert(id, Pending { method, deadline });
+        // Never the params: they carry the prompt, the caller's configuration, an API key.
+        tracing::debug!(id, method, "request");
+        self.send(&Outgoing { id: Some(id), method, params: Some(params) }, give_way).await.map(|()| id)
     }
 
     /// A notification without params (`initialized`).

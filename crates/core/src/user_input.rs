@@ -1,5 +1,6 @@
-//! What the user says to a turn (`prompt`, or `input` items: text and images, in order), and to
-//! a running turn through `steer`: checked here, sent as the protocol's `UserInput`.
+//! What the user says to a turn (`prompt`, or `input` items: text, images, skills and mentions,
+//! in order), and to a running turn through `steer`: checked here, sent as the protocol's
+//! `UserInput`.
 
 use crate::input::{invalid, OptionsError};
 use crate::locus::Locus;
@@ -33,6 +34,16 @@ pub enum RawItem {
         #[serde(default)]
         detail: Option<ImageDetail>,
     },
+    /// A skill `listSkills` named: its `SKILL.md` goes to the model with the input.
+    Skill {
+        name: String,
+        path: String,
+    },
+    /// An @-mention (a file, an app or a plugin, by the path Codex gave it).
+    Mention {
+        name: String,
+        path: String,
+    },
 }
 
 /// One checked item, as the protocol's `UserInput` carries it (a `localImage` path as Codex
@@ -54,6 +65,14 @@ pub enum InputItem {
         url: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<ImageDetail>,
+    },
+    Skill {
+        name: String,
+        path: String,
+    },
+    Mention {
+        name: String,
+        path: String,
     },
 }
 
@@ -97,25 +116,19 @@ fn checked(item: RawItem, at: &str, locus: Option<&Locus>) -> Result<InputItem, 
         RawItem::Text { text } if text.is_empty() => Err(invalid(format!("{at}.text must be a non-empty string"))),
         RawItem::Text { text } => Ok(InputItem::text(text)),
         RawItem::LocalImage { path, detail } => {
-            if !Path::new(&path).is_absolute() {
-                return Err(invalid(format!("{at}.path must be an absolute path, got {path:?}")));
+            Ok(InputItem::LocalImage { path: local_file(path, at, locus)?, detail })
+        }
+        RawItem::Skill { name, path } => {
+            // Codex leaves out a skill whose file it cannot read without a word: said here instead.
+            let name = named(name, at)?;
+            Ok(InputItem::Skill { name, path: local_file(path, at, locus)? })
+        }
+        RawItem::Mention { name, path } => {
+            let name = named(name, at)?;
+            if path.trim().is_empty() {
+                return Err(invalid(format!("{at}.path must be a non-empty string")));
             }
-            match std::fs::metadata(&path) {
-                Ok(meta) if meta.is_file() => {}
-                Ok(_) => return Err(invalid(format!("{at}.path {path:?} is not a file"))),
-                Err(e) => return Err(invalid(format!("{at}.path {path:?} cannot be read: {e}"))),
-            }
-            // Codex reads the file itself: inside a WSL distribution, at its path there.
-            let path = match locus {
-                None => path,
-                Some(locus) => crate::locus::wsl_path(&path, &locus.wsl.distro).ok_or_else(|| {
-                    invalid(format!(
-                        "{at}.path {path:?} has no path inside the WSL distribution {:?}",
-                        locus.wsl.distro
-                    ))
-                })?,
-            };
-            Ok(InputItem::LocalImage { path, detail })
+            Ok(InputItem::Mention { name, path })
         }
         RawItem::Image { url, detail } => {
             let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
@@ -128,6 +141,32 @@ fn checked(item: RawItem, at: &str, locus: Option<&Locus>) -> Result<InputItem, 
                 _ => Err(invalid(format!("{at}.url must be an http(s) or data: URL"))),
             }
         }
+    }
+}
+
+fn named(name: String, at: &str) -> Result<String, OptionsError> {
+    match name.trim().is_empty() {
+        true => Err(invalid(format!("{at}.name must be a non-empty string"))),
+        false => Ok(name),
+    }
+}
+
+/// `path` of a file Codex reads itself: absolute, a file here, and inside a WSL distribution at
+/// its path there.
+fn local_file(path: String, at: &str, locus: Option<&Locus>) -> Result<String, OptionsError> {
+    if !Path::new(&path).is_absolute() {
+        return Err(invalid(format!("{at}.path must be an absolute path, got {path:?}")));
+    }
+    match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return Err(invalid(format!("{at}.path {path:?} is not a file"))),
+        Err(e) => return Err(invalid(format!("{at}.path {path:?} cannot be read: {e}"))),
+    }
+    match locus {
+        None => Ok(path),
+        Some(locus) => crate::locus::wsl_path(&path, &locus.wsl.distro).ok_or_else(|| {
+            invalid(format!("{at}.path {path:?} has no path inside the WSL distribution {:?}", locus.wsl.distro))
+        }),
     }
 }
 
@@ -178,6 +217,46 @@ mod tests {
         assert_eq!(url, "options.input[0].url must be an http(s) or data: URL");
         assert!(err(json!([{"type": "image", "url": "https://"}])).ends_with("http(s) or data: URL"));
         assert!(err(json!([{"type": "image", "url": "x", "detail": "ultra"}])).contains("[0]"));
+    }
+
+    #[test]
+    fn skills_and_mentions_go_as_codex_takes_them() {
+        let file = std::env::current_exe().unwrap();
+        let file = file.to_str().unwrap();
+        let items = parse(json!([
+            {"type": "text", "text": "use it"},
+            {"type": "skill", "name": "deploy", "path": file},
+            {"type": "mention", "name": "Docs", "path": "app://docs"},
+        ]))
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&items).unwrap(),
+            json!([
+                {"type": "text", "text": "use it", "text_elements": []},
+                {"type": "skill", "name": "deploy", "path": file},
+                {"type": "mention", "name": "Docs", "path": "app://docs"},
+            ])
+        );
+        let err = |v| parse(v).unwrap_err();
+        let missing = if cfg!(windows) {
+            r"C:
+o\SKILL.md"
+        } else {
+            "/no/SKILL.md"
+        };
+        let gone = err(json!([{"type": "skill", "name": "deploy", "path": missing}]));
+        assert!(gone.starts_with("options.input[0].path") && gone.contains("cannot be read"), "{gone}");
+        let relative = err(json!([{"type": "skill", "name": "deploy", "path": "SKILL.md"}]));
+        assert!(relative.starts_with("options.input[0].path must be an absolute path"), "{relative}");
+        assert_eq!(
+            err(json!([{"type": "skill", "name": " ", "path": file}])),
+            "options.input[0].name must be a non-empty string"
+        );
+        assert_eq!(
+            err(json!([{"type": "mention", "name": "Docs", "path": ""}])),
+            "options.input[0].path must be a non-empty string"
+        );
+        assert!(err(json!([{"type": "mention", "name": "Docs"}])).starts_with("options.input[0]"));
     }
 
     #[test]

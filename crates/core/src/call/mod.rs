@@ -1,14 +1,19 @@
-//! Calls around turns — who is logged in, which models there are, the stored threads — each
-//! one short-lived `codex app-server` child: started, ended and described as a turn's is
-//! ([`crate::app_server`]), speaking over the same exchange ([`crate::exchange`]): the
-//! handshake and the call's request(s), each with its deadline, while an abort or the server's
-//! end stops everything at once. Nothing the server asks for is granted. `drive` is generic
-//! over the connection and the process, so `cargo test` plays the server.
+//! Calls around turns — who is logged in, logging in and out, which models there are, the
+//! stored threads and what an app does to them, goals, skills, MCP status, and any other
+//! method — each one short-lived `codex app-server` child: started, ended and described as a
+//! turn's is ([`crate::app_server`]), speaking over the same exchange ([`crate::exchange`]):
+//! the handshake and the call's request(s), each with its deadline, while an abort or the
+//! server's end stops everything at once. Nothing the server asks for is granted. A call is one
+//! row of [`script::play`]; a ChatGPT login has a handle of its own ([`login`]). `drive` is
+//! generic over the connection and the process, so `cargo test` plays the server.
 
+mod compact;
+pub mod login;
+mod mcp;
 mod options;
 mod script;
 
-pub use options::{parse, Call, CallOptions};
+pub use options::{parse, refused_method, Call, CallOptions, GoalChange, LoginKind, Secret};
 
 use crate::app_server::{self, NotStarted, Started};
 use crate::cancel::Cancel;
@@ -108,8 +113,19 @@ pub async fn run(options: CallOptions, cancel: Arc<Cancel>) -> Outcome {
 
 async fn start_and_drive(options: &CallOptions, cancel: &Cancel) -> Outcome {
     let prepare = |resolved: Resolved| async move {
-        let mut spec: Spec = resolved.launch.spec(["app-server"]);
+        let mut args = vec![std::ffi::OsString::from("app-server")];
+        // Listing MCP servers without starting them: no plugin or app brings servers of its own.
+        if options.call == (Call::ListMcpServers { connect: false }) {
+            args.extend(crate::isolation::feature_args());
+        }
+        let mut spec: Spec = resolved.launch.spec(args);
         spec.stdin = true;
+        // Whatever Codex writes to stderr is logged: never a key.
+        match &options.call {
+            Call::LoginWithApiKey { api_key } => spec.secrets.push(api_key.expose().to_string()),
+            Call::Request { params, .. } => credentials_in(params, &mut spec.secrets),
+            _ => {}
+        }
         Ok::<_, Failure>(spec)
     };
     let mut child = match app_server::start(&options.target, cancel, prepare, None).await {
@@ -125,25 +141,55 @@ async fn start_and_drive(options: &CallOptions, cancel: &Cancel) -> Outcome {
 pub async fn drive<R: Input, W: Output, P: ServerProcess>(
     reader: R,
     writer: W,
-    mut process: P,
+    process: P,
     options: &CallOptions,
     cancel: &Cancel,
 ) -> Outcome {
     let conn = Connection::new(FrameReader::new(reader), writer);
     let mut exchange = Exchange::new(conn, cancel, options.request_timeout);
     let played = script::play(&mut exchange, options).await;
+    finish(played, exchange, process, &options.call, cancel).await
+}
+
+/// Ends the child of a call that played (`played`) and says how the call went.
+async fn finish<R: Input, W: Output, P: ServerProcess>(
+    played: Result<Value, Stop>,
+    mut exchange: Exchange<'_, R, W>,
+    mut process: P,
+    call: &Call,
+    cancel: &Cancel,
+) -> Outcome {
     let leaving = played.as_ref().err().map_or(app_server::Leaving::Done, Stop::leaving);
     let gone = app_server::end(&mut process, exchange.close(), leaving, cancel).await;
     match played {
         // An abort while the child was being ended still wins: the caller is not waiting any more.
-        Ok(_) if cancel.abort_requested() => Err(cancelled(&options.call)),
+        Ok(_) if cancel.abort_requested() => Err(cancelled(call)),
         Ok(value) => Ok(value),
-        Err(Stop::Cancelled | Stop::Done) => Err(cancelled(&options.call)),
+        Err(Stop::Cancelled | Stop::Done) => Err(cancelled(call)),
         Err(Stop::Eof { waiting }) => {
             let before = format!("it answered {}", waiting.unwrap_or("the call"));
             Err(app_server::exited(&before, &gone, process.stderr_tail()))
         }
         Err(Stop::Failed(failure)) => Err(app_server::with_stderr_tail(failure, || process.stderr_tail())),
+    }
+}
+
+/// The values of `params` that are credentials by their name (`apiKey`, `accessToken`,
+/// `secretAccessKey`, `sessionToken`…, as `account/login/start` takes them through `request()`).
+fn credentials_in(params: &Value, found: &mut Vec<String>) {
+    match params {
+        Value::Object(fields) => {
+            for (name, value) in fields {
+                let name = name.to_ascii_lowercase();
+                let secret = ["key", "token", "secret", "password"].iter().any(|word| name.contains(word));
+                match value {
+                    Value::String(text) if secret => found.push(text.clone()),
+                    other => credentials_in(other, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| credentials_in(item, found)),
+        _ => {}
     }
 }
 

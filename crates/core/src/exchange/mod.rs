@@ -178,6 +178,17 @@ impl<'a, R: Input, W: Output> Wire<'a, R, W> {
         self.conn.request(request, deadline, give_way).await
     }
 
+    /// [`Wire::request`] for a method named at run time, with its params as given.
+    pub async fn request_named(
+        &mut self,
+        method: &'static str,
+        params: &impl serde::Serialize,
+        deadline: Option<Instant>,
+    ) -> Result<i64, Unsent> {
+        let give_way = self.give_way(deadline);
+        self.conn.request_named(method, params, deadline, give_way).await
+    }
+
     /// A notification without params (`initialized`).
     pub async fn notify(&mut self, method: &'static str) -> Result<(), Unsent> {
         let give_way = self.give_way(None);
@@ -282,19 +293,27 @@ impl<'a, R: Input, W: Output> Exchange<'a, R, W> {
         owner: &mut O,
         request: &Q,
     ) -> Result<Result<Q::Result, RpcError>, Stop> {
-        let deadline = Instant::now() + self.request_timeout;
-        // A request that did not reach the server gets no answer: its deadline (also while a
-        // server that reads nothing holds up the write), an abort or the server's end decides.
-        let id = self.wire.request(request, Some(deadline)).await.ok();
-        let answer =
-            self.pump_until(owner, |_, wire| id.and_then(|id| wire.answer(id))).await.map_err(|stop| match stop {
-                Stop::Eof { waiting: None } => Stop::Eof { waiting: Some(Q::METHOD) },
-                stop => stop,
-            })?;
-        match answer {
+        match self.ask_named(owner, Q::METHOD, request).await? {
             Ok(raw) => failures::parse_result(Q::METHOD, &raw).map(Ok).map_err(Stop::Failed),
             Err(error) => Ok(Err(error)),
         }
+    }
+
+    /// [`Exchange::ask`] for a method named at run time (`request()`'s): the result as sent.
+    pub async fn ask_named<O: Owner>(
+        &mut self,
+        owner: &mut O,
+        method: &'static str,
+        params: &impl serde::Serialize,
+    ) -> Result<Result<Box<RawValue>, RpcError>, Stop> {
+        let deadline = Instant::now() + self.request_timeout;
+        // A request that did not reach the server gets no answer: its deadline (also while a
+        // server that reads nothing holds up the write), an abort or the server's end decides.
+        let id = self.wire.request_named(method, params, Some(deadline)).await.ok();
+        self.pump_until(owner, |_, wire| id.and_then(|id| wire.answer(id))).await.map_err(|stop| match stop {
+            Stop::Eof { waiting: None } => Stop::Eof { waiting: Some(method) },
+            stop => stop,
+        })
     }
 
     /// Every entry of a paginated list, `page` being the request for the page at a cursor.

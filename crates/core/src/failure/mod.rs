@@ -58,6 +58,11 @@ pub enum Code {
     StructuredOutputInvalid,
     /// The running Codex does not have the method (too old, or it was removed).
     MethodUnsupported,
+    /// A login the app started did not succeed: the server's words verbatim (refused, or
+    /// completed unsuccessfully).
+    LoginFailed,
+    /// A browser login of this app is still running: one callback port serves one at a time.
+    LoginInProgress,
     // internal
     InternalError,
     /// Never in a terminal event: what a prepared turn's `ready` says when it was disposed or
@@ -80,7 +85,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 32] = [
+    pub const ALL: [Code; 34] = [
         Code::CodexNotFound,
         Code::CodexNotExecutable,
         Code::CwdNotFound,
@@ -105,6 +110,8 @@ impl Code {
         Code::TurnFailed,
         Code::StructuredOutputInvalid,
         Code::MethodUnsupported,
+        Code::LoginFailed,
+        Code::LoginInProgress,
         Code::InternalError,
         Code::Cancelled,
         Code::StructuredOutputMismatch,
@@ -142,6 +149,8 @@ impl Code {
             Code::TurnFailed => "TURN_FAILED",
             Code::StructuredOutputInvalid => "STRUCTURED_OUTPUT_INVALID",
             Code::MethodUnsupported => "METHOD_UNSUPPORTED",
+            Code::LoginFailed => "LOGIN_FAILED",
+            Code::LoginInProgress => "LOGIN_IN_PROGRESS",
             Code::InternalError => "INTERNAL_ERROR",
             Code::Cancelled => "CANCELLED",
             Code::StructuredOutputMismatch => "STRUCTURED_OUTPUT_MISMATCH",

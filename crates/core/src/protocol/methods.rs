@@ -67,6 +67,23 @@ methods! {
     THREAD_LIST = "thread/list", ClientRequest, ThreadList<'_> => Page;
     THREAD_READ = "thread/read", ClientRequest, ThreadRead<'_> => ThreadReadResult;
     THREAD_FORK = "thread/fork", ClientRequest, ThreadFork<'_> => ThreadResult;
+    // Logging in and out: the only requests that write the user's credentials (`auth.json`).
+    ACCOUNT_LOGIN_START = "account/login/start", ClientRequest, LoginStart<'_> => LoginStarted;
+    ACCOUNT_LOGIN_CANCEL = "account/login/cancel", ClientRequest, LoginCancel<'_> => serde_json::Value;
+    ACCOUNT_LOGOUT = "account/logout", ClientRequest, Logout => serde::de::IgnoredAny;
+    // The thread verbs; revert and compact need the thread loaded (`thread/resume`, as ThreadLoad).
+    THREAD_NAME_SET = "thread/name/set", ClientRequest, ThreadSetName<'_> => serde::de::IgnoredAny;
+    THREAD_ARCHIVE = "thread/archive", ClientRequest, ThreadArchive<'_> => serde::de::IgnoredAny;
+    THREAD_UNARCHIVE = "thread/unarchive", ClientRequest, ThreadUnarchive<'_> => serde::de::IgnoredAny;
+    THREAD_DELETE = "thread/delete", ClientRequest, ThreadDelete<'_> => serde::de::IgnoredAny;
+    THREAD_REVERT = "thread/revert", ClientRequest, ThreadRevert<'_> => serde::de::IgnoredAny;
+    // An acknowledgement: the compaction is a turn of its own, ended by its `turn/completed`.
+    THREAD_COMPACT_START = "thread/compact/start", ClientRequest, ThreadCompactStart<'_> => serde::de::IgnoredAny;
+    // Goals, never with the thread loaded (a loaded idle thread starts continuation turns).
+    THREAD_GOAL_GET = "thread/goal/get", ClientRequest, ThreadGoalGet<'_> => GoalResult;
+    THREAD_GOAL_SET = "thread/goal/set", ClientRequest, ThreadGoalSet<'_> => GoalResult;
+    THREAD_GOAL_CLEAR = "thread/goal/clear", ClientRequest, ThreadGoalClear<'_> => serde::de::IgnoredAny;
+    SKILLS_LIST = "skills/list", ClientRequest, SkillsList<'_> => SkillsListResult;
 
     THREAD_STARTED = "thread/started", ServerNotification;
     TURN_STARTED = "turn/started", ServerNotification;
@@ -84,6 +101,8 @@ methods! {
     ACCOUNT_RATE_LIMITS_UPDATED = "account/rateLimits/updated", ServerNotification;
     THREAD_GOAL_UPDATED = "thread/goal/updated", ServerNotification;
     PLAN_DELTA = "item/plan/delta", ServerNotification;
+    // What a login waits for.
+    ACCOUNT_LOGIN_COMPLETED = "account/login/completed", ServerNotification;
 
     COMMAND_EXECUTION_APPROVAL = "item/commandExecution/requestApproval", ServerRequest;
     FILE_CHANGE_APPROVAL = "item/fileChange/requestApproval", ServerRequest;

@@ -256,7 +256,7 @@ pub struct ModelList {
 }
 
 /// One page of the stored threads, newest first.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadList<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -268,6 +268,16 @@ pub struct ThreadList<'a> {
     /// Only threads whose session directory is this one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cwd: Option<&'a str>,
+    /// Only threads whose title contains this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_term: Option<&'a str>,
+    /// `created_at` (the server's default), `updated_at`, `recency_at`, `section_position`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sort_key: Option<&'a str>,
+    /// Only threads from these sources (the server's default: the interactive ones, so
+    /// sub-agent threads only when asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_kinds: Option<&'a [String]>,
 }
 
 #[derive(Serialize, Debug)]
@@ -333,6 +343,171 @@ pub struct ThreadRef {
 #[derive(Deserialize, Debug)]
 pub struct TurnStartResult {
     pub turn: TurnRef,
+}
+
+// -------------------------------------------------------------------------------------------
+// Calls around turns beyond the first five: logging in and out, the thread verbs, goals, skills
+// and MCP status (crate::call, crate::login), and any other method (`request()`).
+
+/// `account/login/start`: the login the app asked for. The API key goes here and nowhere else:
+/// never in a log record, an error or a command line (`Debug` does not show it either).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum LoginStart<'a> {
+    ApiKey {
+        #[serde(rename = "apiKey")]
+        api_key: &'a str,
+    },
+    /// In the browser: the child listens on 127.0.0.1:1455 for the callback until the login ends.
+    Chatgpt,
+    /// A code the user enters on another device.
+    ChatgptDeviceCode,
+}
+
+impl std::fmt::Debug for LoginStart<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LoginStart::ApiKey { .. } => "LoginStart::ApiKey { api_key: <redacted> }",
+            LoginStart::Chatgpt => "LoginStart::Chatgpt",
+            LoginStart::ChatgptDeviceCode => "LoginStart::ChatgptDeviceCode",
+        })
+    }
+}
+
+/// `account/login/start` result: what the app shows the user (the browser URL, or the
+/// verification URL and code), by the login's type.
+#[derive(Deserialize, Debug, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginStarted {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub login_id: Option<String>,
+    #[serde(default)]
+    pub auth_url: Option<String>,
+    #[serde(default)]
+    pub verification_url: Option<String>,
+    #[serde(default)]
+    pub user_code: Option<String>,
+}
+
+/// Ends a login that has not completed: the server answers `{status: "canceled" | "notFound"}`
+/// and sends `account/login/completed {success: false}`.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginCancel<'a> {
+    pub login_id: &'a str,
+}
+
+/// Removes the stored credentials (`auth.json`).
+#[derive(Serialize, Debug)]
+pub struct Logout {}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadSetName<'a> {
+    pub thread_id: &'a str,
+    pub name: &'a str,
+}
+
+/// The params of a request about one stored thread and nothing else, under the method's name.
+macro_rules! thread_params {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Serialize, Debug)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name<'a> {
+            pub thread_id: &'a str,
+        }
+    )*};
+}
+
+thread_params! {
+    /// Moves the thread out of `thread/list` (into `archived: true`).
+    ThreadArchive;
+    ThreadUnarchive;
+    /// Removes the thread from both lists and from disk.
+    ThreadDelete;
+    /// Starts compacting a loaded thread: answered at once, then a turn of its own.
+    ThreadCompactStart;
+    ThreadGoalGet;
+    ThreadGoalClear;
+}
+
+/// Removes `before_turn_id` and every later turn from a loaded thread's history (not the files
+/// those turns changed).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadRevert<'a> {
+    pub thread_id: &'a str,
+    pub before_turn_id: &'a str,
+}
+
+/// Creates or changes the thread's goal; what is absent stays as it is. `token_budget`:
+/// `Some(None)` sends `null` (no budget).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadGoalSet<'a> {
+    pub thread_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objective: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<Option<i64>>,
+}
+
+/// `thread/goal/get` and `thread/goal/set` results: the goal verbatim (`null`: none).
+#[derive(Deserialize, Debug)]
+pub struct GoalResult {
+    #[serde(default)]
+    pub goal: Value,
+}
+
+/// The skills Codex finds for each directory (repo skills under `.agents/skills` and
+/// `.codex/skills`, the user's under `$CODEX_HOME/skills`).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillsList<'a> {
+    pub cwds: [&'a str; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub force_reload: Option<bool>,
+}
+
+/// `skills/list` result: one entry per directory asked, as the server sent it.
+#[derive(Deserialize, Debug)]
+pub struct SkillsListResult {
+    pub data: Vec<Value>,
+}
+
+/// `thread/resume` as a call loads a stored thread before a request that needs it loaded: no
+/// `cwd` (the thread keeps its own), read-only and approval `never` for the reason of
+/// [`ThreadSandbox`].
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadLoad<'a> {
+    pub thread_id: &'a str,
+    pub approval_policy: ApprovalPolicy,
+    pub sandbox: ThreadSandbox,
+}
+
+impl Request for ThreadLoad<'_> {
+    const METHOD: &'static str = super::method::THREAD_RESUME;
+    type Result = ThreadResult;
+}
+
+/// `mcpServerStatus/list` without a thread: the server connects to every enabled server to
+/// ask it (stdio commands start, remote servers are contacted).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatusConnect {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+impl Request for McpServerStatusConnect {
+    const METHOD: &'static str = super::method::MCP_SERVER_STATUS_LIST;
+    type Result = Page;
 }
 
 #[cfg(test)]
@@ -409,8 +584,14 @@ mod tests {
         assert_eq!(wire(&at)["cursor"], "2");
         assert_eq!(wire(&AccountRateLimitsRead {}), json!({}));
         assert_eq!(wire(&ModelList { cursor: None, include_hidden: Some(false) }), json!({"includeHidden": false}));
-        assert_eq!(wire(&ThreadList { limit: None, cursor: None, archived: None, cwd: None }), json!({}));
-        let list = ThreadList { limit: Some(5), cursor: Some("c"), archived: Some(true), cwd: Some("/w") };
+        assert_eq!(wire(&ThreadList::default()), json!({}));
+        let list = ThreadList {
+            limit: Some(5),
+            cursor: Some("c"),
+            archived: Some(true),
+            cwd: Some("/w"),
+            ..Default::default()
+        };
         assert_eq!(wire(&list), json!({"limit": 5, "cursor": "c", "archived": true, "cwd": "/w"}));
         assert_eq!(wire(&ThreadRead { thread_id: "th", include_turns: None }), json!({"threadId": "th"}));
         let fork = ThreadFork {
