@@ -7,12 +7,11 @@ import type { RateLimitSnapshot } from './types/codex/v2/RateLimitSnapshot.js'
 
 export type { ThreadItem, TurnPlanStep, RateLimitSnapshot }
 
-import type { ThreadGoal } from './types/codex/v2/ThreadGoal.js'
 import type { CodexErrorInfo } from './types/codex/v2/CodexErrorInfo.js'
 import type { ServerNotification } from './types/codex/ServerNotification.js'
 import type { ServerRequest as ProtocolServerRequest } from './types/codex/ServerRequest.js'
 
-export type { ThreadGoal, CodexErrorInfo, ServerNotification }
+export type { CodexErrorInfo, ServerNotification }
 
 import type { Account } from './types/codex/v2/Account.js'
 import type { Model } from './types/codex/v2/Model.js'
