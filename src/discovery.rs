@@ -11,7 +11,7 @@ use napi_derive::napi;
 /// `InvalidArg` and a message naming the option.
 #[napi(catch_unwind)]
 pub async fn discover_codex(options_json: Option<String>) -> Result<String> {
-    let options = rennet_codex::discovery::parse_options(options_json.as_deref())
+    let options = rennet_codex::options::discover::parse(options_json.as_deref())
         .map_err(|m| Error::new(Status::InvalidArg, m))?;
     crate::locate_guard();
     let discovery = rennet_codex::discovery::discover(&options).await;

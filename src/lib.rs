@@ -19,7 +19,7 @@ use std::sync::{Arc, Weak};
 pub struct NativeTurn {
     handle: Handle,
     /// Where a steer's `localImage` paths are read (inside a WSL distribution, at its path there).
-    locus: Option<rennet_codex::locus::Locus>,
+    locus: Option<rennet_codex::options::locus::Locus>,
     /// A prepared turn: it waits for `start`.
     prepared: bool,
 }
@@ -206,7 +206,7 @@ impl NativeTurn {
     /// `{ok: null}` once the server took it, else `{failure}` (`TURN_NOT_STEERABLE`, `TURN_ENDED`).
     #[napi(ts_return_type = "Promise<string>")]
     pub fn steer<'env>(&self, env: &'env Env, input_json: String) -> Result<PromiseRaw<'env, String>> {
-        let input = rennet_codex::user_input::steer_input(&input_json, self.locus.as_ref())
+        let input = rennet_codex::options::input::steer_input(&input_json, self.locus.as_ref())
             .map_err(|e| Error::new(Status::InvalidArg, e.0))?;
         let answered = self.handle.controls.steer(input);
         env.spawn_future(async move {

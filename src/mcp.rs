@@ -12,14 +12,15 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use rennet_codex::failure::Failure;
-use rennet_codex::mcp_policy::{self, request::PolicyRequest};
+use rennet_codex::mcp_policy;
+use rennet_codex::options::mcp::PolicyRequest;
 use rennet_codex::process::Launch;
 
 /// The options, validated as `runTurn`'s are, and the launch the turn would start.
 async fn parse(options_json: &str) -> Result<(PolicyRequest, Launch)> {
     crate::locate_guard();
     let request = PolicyRequest::parse(options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
-    let launch = request.launch().await.map_err(policy_error)?;
+    let launch = mcp_policy::request::launch(&request).await.map_err(policy_error)?;
     Ok((request, launch))
 }
 

@@ -7,7 +7,7 @@
 use crate::cancel::Cancel;
 use crate::failure::{Code, Failure, FailureSource};
 use crate::process::{self, guard, Child, End, ExitInfo, ServerProcess, SpawnError, Spec};
-use crate::target::{Resolved, Target};
+use crate::resolve::{Resolved, Target};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::time::Duration;
@@ -54,9 +54,9 @@ where
     // Discovery and the MCP inventory run child processes of their own and can take seconds:
     // an abort meanwhile ends it at once, before anything of its own is spawned, and only after
     // those processes are gone (a discovery that others still wait for goes on).
-    let discovery = crate::target::discovery_for(target);
+    let discovery = crate::resolve::discovery_for(target);
     let prepared = async {
-        let resolved = crate::target::resolve(target, discovery.as_ref()).await?;
+        let resolved = crate::resolve::resolve(target, discovery.as_ref()).await?;
         let codex_path = resolved.codex_path.clone();
         Ok::<_, Failure>((codex_path, prepare(resolved).await?))
     };

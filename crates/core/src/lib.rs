@@ -13,23 +13,20 @@ pub mod envelope;
 pub mod events;
 pub mod exchange;
 pub mod failure;
-pub mod input;
 pub mod isolation;
-pub mod locus;
 pub mod mcp_policy;
 pub mod options;
 pub mod process;
 pub mod protocol;
 #[cfg(test)]
 mod public_types;
+pub mod resolve;
 pub mod rpc;
 pub mod stream;
 pub mod supervise;
-pub mod target;
 pub mod text;
 pub mod transport;
 pub mod turn;
-pub mod user_input;
 
 /// ARCHITECTURE.md names every module of this crate, so that its map of the rooms cannot fall
 /// behind the tree: each module under `src/` by its path from there, in backticks — a file as

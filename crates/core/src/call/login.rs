@@ -12,16 +12,16 @@
 //! another program starts ends this one's `completed` with Codex's "Login cancelled"
 //! (`LOGIN_FAILED`).
 
-use super::options::{CallOptions, LoginKind, Secret};
 use super::script::{account_info, Caller};
 use crate::app_server::{self, NotStarted, Started};
 use crate::cancel::Cancel;
 use crate::exchange::{failures, handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::failure::{Code, Failure, FailureSource};
+use crate::options::call::{CallOptions, LoginKind, Secret};
 use crate::process::{ServerProcess, Spec};
 use crate::protocol::{method, params, LoginCancel, LoginStart, RpcError};
+use crate::resolve::{Resolved, Target};
 use crate::rpc::Connection;
-use crate::target::{Resolved, Target};
 use crate::transport::FrameReader;
 use serde::Deserialize;
 use serde_json::{json, Value};

@@ -16,7 +16,7 @@ use crate::exchange::{failures, Exchange, Input, Output, Owner, Stop};
 use crate::protocol::{
     method, ApprovalPolicy, ConfigRead, McpServerStatusConnect, McpServerStatusList, ThreadSandbox, ThreadStart,
 };
-use crate::target::Target;
+use crate::resolve::Target;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

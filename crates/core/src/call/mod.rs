@@ -10,18 +10,17 @@
 mod compact;
 pub mod login;
 mod mcp;
-mod options;
 mod script;
 
-pub use options::{parse, refused_method, Call, CallOptions, GoalChange, LoginKind, Secret};
+pub use crate::options::call::{parse, refused_method, Call, CallOptions, GoalChange, LoginKind, Secret};
 
 use crate::app_server::{self, NotStarted, Started};
 use crate::cancel::Cancel;
 use crate::exchange::{Exchange, Input, Output, Stop};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::process::{ServerProcess, Spec};
+use crate::resolve::Resolved;
 use crate::rpc::Connection;
-use crate::target::Resolved;
 use crate::transport::FrameReader;
 use serde_json::Value;
 use std::future::Future;

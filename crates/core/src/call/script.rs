@@ -4,14 +4,14 @@
 //! announces (a login's completion, a compaction's turn) watch for it with an owner of their
 //! own ([`super::login`], [`super::compact`]).
 
-use super::options::{Call, CallOptions};
 use crate::exchange::{failures, handshake, Exchange, Input, Output, Owner, Stop};
+use crate::options::call::{Call, CallOptions};
 use crate::protocol::{
     method, AccountRateLimitsRead, AccountRead, ApprovalPolicy, ModelList, Page, SkillsList, ThreadArchive,
     ThreadDelete, ThreadFork, ThreadGoalClear, ThreadGoalGet, ThreadGoalSet, ThreadList, ThreadLoad, ThreadRead,
     ThreadRevert, ThreadSandbox, ThreadSetName, ThreadUnarchive,
 };
-use crate::target::Target;
+use crate::resolve::Target;
 use serde_json::{json, Value};
 
 /// A call around turns, as the owner of its exchange: the exchange's defaults.

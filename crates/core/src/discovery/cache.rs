@@ -4,7 +4,7 @@
 
 use super::env::{Env, Os};
 use super::report::Discovery;
-use crate::locus::Wsl;
+use crate::options::locus::Wsl;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -43,10 +43,8 @@ pub use report::{CodexCandidate, Discovery, Report, Source, SupportedVersions};
 #[cfg(all(test, unix))]
 mod tests;
 
-use crate::locus::{Locus, Wsl};
+use crate::options::locus::Wsl;
 use env::{Env, Os};
-use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -84,35 +82,4 @@ pub async fn discover(options: &DiscoverOptions) -> Arc<Discovery> {
 pub fn join(options: &DiscoverOptions) -> Waiter {
     let os = Os::current();
     join_in(Env::from_process(&options.env, os), options.locus.clone(), options.refresh, os)
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawOptions {
-    #[serde(default)]
-    locus: Option<Locus>,
-    #[serde(default)]
-    env: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    refresh: Option<bool>,
-}
-
-/// Parses the JSON text of `discoverCodex` options. Errors name the option
-/// (`options.env.A: invalid type …`).
-pub fn parse_options(json: Option<&str>) -> Result<DiscoverOptions, String> {
-    let json = json.map(str::trim).filter(|j| !j.is_empty() && *j != "null" && *j != "undefined");
-    let raw: RawOptions = match json {
-        None => RawOptions::default(),
-        Some(json) => crate::input::from_json(json).map_err(|e| e.0)?,
-    };
-    let locus = match raw.locus {
-        Some(locus) if locus.wsl.distro.trim().is_empty() => {
-            return Err("options.locus.wsl.distro must be a non-empty string".into())
-        }
-        Some(locus) => Some(locus.wsl),
-        None => None,
-    };
-    let env = raw.env.unwrap_or_default();
-    crate::input::check_env(&env).map_err(|e| e.0)?;
-    Ok(DiscoverOptions { locus, env: env.into_iter().collect(), refresh: raw.refresh.unwrap_or(false) })
 }

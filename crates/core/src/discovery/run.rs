@@ -11,7 +11,7 @@ use super::report::{CodexCandidate, Discovery, Source};
 use super::{probe, version, wsl};
 use super::{CODEX_BIN_VAR, LOGIN_SHELL_TIMEOUT_VAR, MAX_TESTED_VERSION, TIMEOUT_VAR};
 use super::{DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_LOGIN_SHELL_TIMEOUT, DEFAULT_VERSION_TIMEOUT, DEFAULT_WSL_TIMEOUT};
-use crate::locus::Wsl;
+use crate::options::locus::Wsl;
 use crate::process::Launch;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use std::collections::{HashMap, HashSet};

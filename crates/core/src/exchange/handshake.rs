@@ -5,7 +5,7 @@ use super::{Exchange, Input, Output, Owner, Stop};
 use crate::account;
 use crate::discovery::env::{Env, Os};
 use crate::protocol::{method, AccountRead, Initialize};
-use crate::target::Target;
+use crate::resolve::Target;
 use serde_json::Value;
 
 /// What the server said of itself.

@@ -1,7 +1,7 @@
 //! How a program is started: the one value every child of the package comes from — a turn's
 //! or a call's `codex app-server`, the MCP inventory, discovery's probes and login shell, the
 //! WSL helper scripts. Which Codex it is, and with which argv prefix, is decided once (see
-//! [`crate::target`]); everything after that only adds the subcommand's arguments.
+//! [`crate::resolve`]); everything after that only adds the subcommand's arguments.
 
 use super::{Scope, Spec};
 use std::ffi::OsString;

@@ -3,7 +3,7 @@
 //! them. Optional fields are left out of the wire when absent.
 
 use super::RpcError;
-use crate::user_input::InputItem;
+use crate::options::input::InputItem;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

@@ -4,9 +4,9 @@
 //! them.
 
 use crate::failure::{Code, Failure, FailureSource};
+use crate::options::input::InputItem;
 use crate::options::TurnInput;
 use crate::protocol::RpcError;
-use crate::user_input::InputItem;
 use serde_json::json;
 use std::sync::Mutex;
 use tokio::sync::{mpsc, oneshot, watch};

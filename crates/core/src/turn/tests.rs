@@ -733,7 +733,7 @@ async fn input_items_reach_turn_start_in_order() {
 
 #[tokio::test]
 async fn steers_reach_the_running_turn_and_never_change_its_end() {
-    use crate::user_input::InputItem;
+    use crate::options::input::InputItem;
     let r = run(json!({}), |mut p| async move {
         p.handshake().await;
         // Before the turn has an id: held until it has one.
@@ -769,7 +769,7 @@ async fn steers_reach_the_running_turn_and_never_change_its_end() {
 
 #[tokio::test]
 async fn a_steer_after_an_abort_is_ended_and_not_sent() {
-    use crate::user_input::InputItem;
+    use crate::options::input::InputItem;
     let r = run(json!({"interruptGraceMs": 2000}), |mut p| async move {
         p.handshake().await;
         p.start_turn().await;
@@ -1313,7 +1313,7 @@ mod agent_loop;
 async fn a_defect_in_the_runner_still_ends_the_turn_once() {
     let opts = options::parse_prepared(&json!({"cwd": CWD}).to_string()).unwrap();
     let (handle, work) = super::start_with(opts, false, |_, _, _| async { panic!("defect in a turn") });
-    let steer = handle.controls.steer(vec![crate::user_input::InputItem::text("more")]);
+    let steer = handle.controls.steer(vec![crate::options::input::InputItem::text("more")]);
     work.await;
     let steered = super::steer_outcome(steer.await).unwrap_err();
     assert_eq!(steered.code, crate::failure::Code::TurnEnded);

@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 mod cache;
 mod launchers;
 mod login_shell;
-mod options;
 mod probes;
 mod ranking;
 mod wsl;

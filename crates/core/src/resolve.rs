@@ -1,76 +1,15 @@
 //! Which Codex a turn (or a call around turns, or the MCP proof) starts, and where: the
 //! caller's `codexPath`, else the Codex that discovery selected; with a WSL locus, through
-//! `wsl.exe` inside the distribution. Every entry point takes these options and resolves them
-//! here into one [`Launch`].
+//! `wsl.exe` inside the distribution. Every entry point's [`Target`] (its options, checked in
+//! [`crate::options::target`]) resolves here into one [`Launch`].
 
 use crate::discovery::{self, env::Env, env::Os, wsl, DiscoverOptions};
 use crate::failure::{Code, Failure, FailureSource};
-use crate::input::{check_env, invalid, OptionsError};
-use crate::locus::Locus;
+pub use crate::options::target::Target;
 use crate::process::Launch;
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-
-/// Where Codex runs and which one, validated.
-#[derive(Clone)]
-pub struct Target {
-    /// The working directory as the caller gave it (a host path).
-    pub cwd: String,
-    /// The working directory as Codex sees it: `cwd` itself, or with a WSL locus its path
-    /// inside the distribution. This is what `thread/start` and `turn/start` carry.
-    pub thread_cwd: String,
-    pub codex_path: Option<String>,
-    pub locus: Option<Locus>,
-    /// Merged over the inherited environment for the child.
-    pub env: Vec<(String, String)>,
-}
-
-impl std::fmt::Debug for Target {
-    // Variable names only: their values are often credentials.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Target")
-            .field("cwd", &self.cwd)
-            .field("thread_cwd", &self.thread_cwd)
-            .field("codex_path", &self.codex_path)
-            .field("locus", &self.locus)
-            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
-            .finish()
-    }
-}
-
-impl Target {
-    /// Validates the options every entry point shares; errors name `options.<field>`.
-    pub fn parse(
-        cwd: String,
-        codex_path: Option<String>,
-        locus: Option<Locus>,
-        env: Option<BTreeMap<String, String>>,
-    ) -> Result<Target, OptionsError> {
-        if !Path::new(&cwd).is_absolute() && locus.is_none() {
-            return Err(invalid(format!("options.cwd must be an absolute path, got {cwd:?}")));
-        }
-        if matches!(&codex_path, Some(p) if p.is_empty()) {
-            return Err(invalid("options.codexPath must be a non-empty string"));
-        }
-        let thread_cwd = match &locus {
-            None => cwd.clone(),
-            Some(locus) if locus.wsl.distro.trim().is_empty() => {
-                return Err(invalid("options.locus.wsl.distro must be a non-empty string"));
-            }
-            Some(locus) => crate::locus::wsl_path(&cwd, &locus.wsl.distro).ok_or_else(|| {
-                invalid(format!(
-                    "options.cwd {:?} has no path inside the WSL distribution {:?}: give an absolute Windows path, a \\\\wsl$\\{} path or a path of the distribution",
-                    cwd, locus.wsl.distro, locus.wsl.distro
-                ))
-            })?,
-        };
-        let env = env.unwrap_or_default();
-        check_env(&env)?;
-        Ok(Target { cwd, thread_cwd, codex_path, locus, env: env.into_iter().collect() })
-    }
-}
 
 /// A resolved Codex: how to start it, and the executable `started.codexPath` names.
 #[derive(Debug)]
@@ -140,6 +79,7 @@ fn wsl_exe(target: &Target, distro: &str) -> Result<PathBuf, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     /// An absolute path on this platform.
     const TMP: &str = if cfg!(windows) { r"C:\tmp" } else { "/tmp" };
@@ -157,16 +97,5 @@ mod tests {
         assert_eq!(resolved.launch.cwd, PathBuf::from(TMP));
         assert_eq!(resolved.launch.env, vec![("A".to_string(), "1".to_string())]);
         assert!(!resolved.launch.clear_env && !resolved.launch.wsl);
-    }
-
-    #[test]
-    fn errors_name_the_option() {
-        let err = |cwd: &str, path: Option<&str>| {
-            Target::parse(cwd.into(), path.map(str::to_string), None, None).unwrap_err().0
-        };
-        assert!(err("rel", None).starts_with("options.cwd must be an absolute path"));
-        assert!(err(TMP, Some("")).starts_with("options.codexPath"));
-        let bad_env = Target::parse(TMP.into(), None, None, env(&[("A=B", "1")])).unwrap_err().0;
-        assert!(bad_env.starts_with("options.env"), "{bad_env}");
     }
 }

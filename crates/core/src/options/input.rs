@@ -2,8 +2,8 @@
 //! in order), and to a running turn through `steer`: checked here, sent as the protocol's
 //! `UserInput`.
 
-use crate::input::{invalid, OptionsError};
-use crate::locus::Locus;
+use crate::options::json::{invalid, OptionsError};
+use crate::options::locus::Locus;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -99,7 +99,7 @@ pub fn from_options(
 
 /// The input of a steer (JSON text of an item array); errors name the item as `input[i]`.
 pub fn steer_input(json: &str, locus: Option<&Locus>) -> Result<Vec<InputItem>, OptionsError> {
-    let items: Vec<RawItem> = crate::input::from_json_as(json, "input")?;
+    let items: Vec<RawItem> = crate::options::json::from_json_as(json, "input")?;
     items_of(items, "input", locus)
 }
 
@@ -164,7 +164,7 @@ fn local_file(path: String, at: &str, locus: Option<&Locus>) -> Result<String, O
     }
     match locus {
         None => Ok(path),
-        Some(locus) => crate::locus::wsl_path(&path, &locus.wsl.distro).ok_or_else(|| {
+        Some(locus) => crate::options::locus::wsl_path(&path, &locus.wsl.distro).ok_or_else(|| {
             invalid(format!("{at}.path {path:?} has no path inside the WSL distribution {:?}", locus.wsl.distro))
         }),
     }
@@ -176,7 +176,8 @@ mod tests {
     use serde_json::json;
 
     fn parse(input: serde_json::Value) -> Result<Vec<InputItem>, String> {
-        let raw: Vec<RawItem> = crate::input::from_json_as(&input.to_string(), "options.input").map_err(|e| e.0)?;
+        let raw: Vec<RawItem> =
+            crate::options::json::from_json_as(&input.to_string(), "options.input").map_err(|e| e.0)?;
         items_of(raw, "options.input", None).map_err(|e| e.0)
     }
 

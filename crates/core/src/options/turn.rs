@@ -1,11 +1,12 @@
-//! `runTurn` options as JavaScript passes them (JSON), validated into what the runner uses.
-//! Every error names the option it is about.
+//! The options of a turn — `runTurn`, `prepareTurn`, `runReview` and a prepared turn's
+//! `start()` — as JavaScript passes them (JSON), validated into what the runner uses. Every
+//! error names the option it is about.
 
-pub use crate::input::OptionsError;
-use crate::input::{from_json, invalid, millis};
-pub use crate::locus::Locus;
-use crate::target::Target;
-use crate::user_input::{self, InputItem, RawItem};
+use super::input::{self, InputItem, RawItem};
+use super::json::{from_json, invalid, millis, OptionsError};
+use super::locus::Locus;
+use super::mcp::McpPolicy;
+use super::target::Target;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -74,23 +75,6 @@ enum ReviewTarget {
     },
 }
 
-/// `Debug` shows header names, never their values.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct McpServer {
-    pub url: String,
-    #[serde(default)]
-    pub bearer_token_env_var: Option<String>,
-    #[serde(default)]
-    pub http_headers: Option<BTreeMap<String, String>>,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-pub struct McpPolicy {
-    pub servers: BTreeMap<String, McpServer>,
-}
-
 #[derive(Deserialize, Debug)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawOptions {
@@ -135,16 +119,6 @@ struct RawOptions {
     /// `runReview`'s: what to review.
     #[serde(default)]
     target: Option<Box<RawValue>>,
-}
-
-impl std::fmt::Debug for McpServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpServer")
-            .field("url", &"<redacted>")
-            .field("bearer_token_env_var", &self.bearer_token_env_var)
-            .field("http_headers", &self.http_headers.as_ref().map(|h| h.keys().collect::<Vec<_>>()))
-            .finish()
-    }
 }
 
 /// Validated options of one turn. `Debug` shows variable names of `env`, never their values.
@@ -224,7 +198,7 @@ impl TurnInput {
         if matches!(&effort, Some(e) if e.is_empty()) {
             return Err(invalid("options.effort must be a non-empty string"));
         }
-        Ok(TurnInput { input: user_input::from_options(prompt, input, locus)?, output_schema, effort, model: None })
+        Ok(TurnInput { input: input::from_options(prompt, input, locus)?, output_schema, effort, model: None })
     }
 }
 
@@ -297,7 +271,7 @@ fn parse_as(json: &str, kind: Kind) -> Result<TurnOptions, OptionsError> {
         millis("serverRequestTimeoutMs", raw.server_request_timeout_ms, 1)?.unwrap_or(DEFAULT_SERVER_REQUEST_TIMEOUT);
     let review = match (kind, raw.target) {
         (Kind::Review, Some(target)) => {
-            let named = match crate::input::from_json_as::<ReviewTarget>(target.get(), "options.target")? {
+            let named = match crate::options::json::from_json_as::<ReviewTarget>(target.get(), "options.target")? {
                 ReviewTarget::UncommittedChanges => None,
                 ReviewTarget::BaseBranch { branch } => Some(("branch", branch)),
                 ReviewTarget::Commit { sha, title } => {

@@ -1,10 +1,10 @@
 //! A call's options as JavaScript passes them (JSON), validated; every error names the option
 //! or argument it is about, and none shows a value (an API key is one).
 
-use crate::input::{from_json, from_json_as, invalid, OptionsError};
-use crate::locus::Locus;
-use crate::options::DEFAULT_REQUEST_TIMEOUT;
-use crate::target::Target;
+use super::json::{from_json, from_json_as, invalid, OptionsError};
+use super::locus::Locus;
+use super::target::Target;
+use super::turn::DEFAULT_REQUEST_TIMEOUT;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
