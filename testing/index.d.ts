@@ -4,8 +4,8 @@ import type { RecordedRequest, ScriptedResponse } from './mock-responses.js'
 
 export * from './mock-responses.js'
 export { start as startMockResponses } from './mock-responses.js'
-export { codexBinaryPath, createCodexHome, createGitCwd, isolatedEnv } from './codex-home.js'
-export type { CodexHome, GitCwd } from './codex-home.js'
+export { codexBinaryPath, createCodexHome, createLoggedOutHome, createGitCwd, isolatedEnv } from './codex-home.js'
+export type { CodexHome, GitCwd, LoggedOutHome } from './codex-home.js'
 
 // ---------------------------------------------------------------------------------------------
 // the scripted fake app-server
@@ -352,7 +352,11 @@ export function removeFakeCodexes(): void
 export interface StartMockModelOptions {
   /** The model name in config.toml (default `mock-model`). */
   model?: string
-  /** More config.toml text. */
+  /**
+   * More config.toml, merged into the kit's own tables: `'[features]\nmulti_agent_v2 = true'` adds
+   * to the kit's `[features]` (a second `[features]` table would make Codex fall back to its
+   * defaults). Text that is not TOML is a TypeError.
+   */
   extraConfig?: string
   /** Receives a line per request the mock answers. */
   log?: (line: string) => void
