@@ -116,9 +116,10 @@ export type FakeAgentLoopStep =
    * Codex): its status (and with `early` a `warning`, sent before the spawn item names the
    * thread: `true` or the warning's text), `turn/started` (`turnId`, default `<threadId>:turn`;
    * `rootTurnId` default the parent's turn), `steps`, its idle status and `turn/completed`.
-   * The parent waits for the child's turn inside a `collabAgentToolCall` `wait` item (with
-   * `agentsStates` saying how it ended) unless `wait: false`; with `detach: true` the parent
-   * goes on at once and the child plays beside it (and past the parent's `turn/completed`).
+   * The parent's steps go on once the child's turn ended — with `spawn: 'collab'` inside a
+   * `collabAgentToolCall` `wait` item (its `agentsStates` saying how the child ended) unless
+   * `wait: false`; with `detach: true` the parent goes on at once and the child plays beside it
+   * (and past the parent's `turn/completed`).
    * `turn/interrupt` of the child's turn ends it `interrupted`; the parent's does not stop it.
    */
   | {

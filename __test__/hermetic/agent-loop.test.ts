@@ -200,6 +200,16 @@ describe('goals', () => {
     expect(events.some((e) => e.type === 'messageDelta' && e.delta === 'never seen')).toBe(false)
   })
 
+  it("until: 'idle' gives up on a continuation that does not come, and names the goal cutOff", async () => {
+    // Codex would start one ~20 ms after the turn; the run waits a few seconds for it, no more.
+    const { events, terminal, log } = await fakeRun(script([{ type: 'goal', objective: GOAL }, msg('working on it')]), { until: 'idle' })
+    assertOneTerminalLast(events)
+    expect(log.events('continuation')).toEqual([])
+    expect(terminal.status).toBe('completed')
+    expect(terminal.finalMessage).toBe('working on it')
+    expect(terminal.cutOff).toEqual([{ kind: 'goal', objective: GOAL, status: 'active' }])
+  })
+
   it('a goal that is no longer active ends the run with the turn', async () => {
     const { terminal } = await fakeRun(script([{ type: 'goal', objective: GOAL }, msg('done'), { type: 'goal', status: 'complete' }]), { until: 'idle' })
     expect(terminal.status).toBe('completed')
