@@ -218,13 +218,17 @@ describe('real codex app-server: the agent loop', { timeout: 120_000 }, () => {
     const r = await runRealTurn({
       scenario: [jsonMessageResponse(review)],
       beforeTurn: ({ cwd }) => writeFileSync(join(cwd.path, 'NOTE.md'), 'a change to review\n'),
+      // Codex prepares the review (its thread, the diff) before it answers review/start: on a
+      // loaded machine that took longer than the harness's 15 s once.
+      requestTimeoutMs: 60_000,
+      watchdogMs: 90_000,
       runner: (options: RunTurnOptions) => {
         const { prompt: _prompt, ...rest } = options
         return runReview({ ...rest, target: { type: 'uncommittedChanges' } })
       },
     })
     const t = r.terminal
-    expect(t.status).toBe('completed')
+    expect(t.status, JSON.stringify(t.failure)).toBe('completed')
     expect(t.finalMessage).toContain('The change only adds a note.')
     const items = r.of('itemCompleted').map((e) => e.item.type)
     expect(items).toContain('enteredReviewMode')
