@@ -6,7 +6,8 @@
 // method, notification and field listed in scripts/protocol-surface.json against it: that
 // each method exists, that each field we send is accepted with the type and values we send,
 // that the schema requires nothing we do not send, and that each field we read exists, is
-// present whenever we rely on it, and carries only types we handle. It also checks that the
+// present whenever we rely on it, and carries only types we handle (a field read only where
+// present that an older CLI than the pinned one lacks is noted as such, not drift). It also checks that the
 // list names every method the Rust source uses, so the list cannot fall behind the code.
 // Prints a report; exits 1 on drift.
 
@@ -14,6 +15,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { codexCli, codexVersion, withGenerated } from './codex-cli.mjs'
+import { PINNED_CODEX_VERSION } from '../testing/codex-home.js'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SURFACE_FILE = join(ROOT, 'scripts', 'protocol-surface.json')
@@ -249,11 +251,20 @@ function literalsFit(schema, alt, parent, fields) {
   return true
 }
 
-function checkReads(schema, rootAlts, fields, problems, label) {
+/**
+ * `absent`: where an older CLI's schema lacks a field we read only where present (`?`), it is
+ * noted there instead of reported (the code goes on without it); null: every missing field is
+ * drift (the pinned CLI, where a missing field is a wrong name).
+ */
+function checkReads(schema, rootAlts, fields, problems, label, absent = null) {
   for (const [key, spec] of Object.entries(fields)) {
     const optional = key.endsWith('?')
     const path = optional ? key.slice(0, -1) : key
     const { alts, always, missing } = walk(schema, rootAlts, path)
+    if (missing && optional && absent) {
+      absent.push(`${label} ${path}: read where present, and this CLI does not have it`)
+      continue
+    }
     if (missing) {
       problems.push(`${label} ${path}: read, but the schema has no such field`)
       continue
@@ -296,7 +307,7 @@ function methodTable(bundle, name) {
  * where the CLI cannot write it). A field whose key starts with `~` is experimental: the package
  * sends it only after asking for the experimental API, so it is checked against that schema.
  */
-export function check(bundle, surface, sourceMethods, experimental = null) {
+export function check(bundle, surface, sourceMethods, experimental = null, { olderCli = false } = {}) {
   const schema = makeResolver(bundle)
   const experimentalSchema = experimental ? makeResolver(experimental) : null
   const tables = {
@@ -320,6 +331,7 @@ export function check(bundle, surface, sourceMethods, experimental = null) {
     for (const [method, spec] of Object.entries(methods)) {
       listed.add(method)
       const problems = []
+      const absent = olderCli ? [] : null
       const entry = tables[kind].get(method)
       let fieldCount = 0
       if (!entry) {
@@ -351,7 +363,7 @@ export function check(bundle, surface, sourceMethods, experimental = null) {
         if (spec.reads) {
           const ref = kind === 'clientRequests' ? entry.response : entry.params
           const root = alts(ref)
-          if (root) checkReads(schema, root, spec.reads, problems, kind === 'clientRequests' ? 'result' : 'params')
+          if (root) checkReads(schema, root, spec.reads, problems, kind === 'clientRequests' ? 'result' : 'params', absent)
           fieldCount += Object.keys(spec.reads).length
         }
         if (spec.replies) {
@@ -361,7 +373,7 @@ export function check(bundle, surface, sourceMethods, experimental = null) {
         }
       }
       drift += problems.length
-      report.push({ kind, method, fields: fieldCount, problems })
+      report.push({ kind, method, fields: fieldCount, problems, absent: absent ?? [] })
     }
   }
   const unlisted = [...sourceMethods].filter(([m]) => !listed.has(m))
@@ -382,7 +394,8 @@ export function checkBinary(bin, { surface = JSON.parse(readFileSync(SURFACE_FIL
   } catch {
     // An older CLI without the flag: its experimental fields are reported as such.
   }
-  return { bin, version, ...check(bundle, surface, sourceMethods, experimental) }
+  // An older CLI than the pinned one may lack fields the package reads only where present.
+  return { bin, version, ...check(bundle, surface, sourceMethods, experimental, { olderCli: version !== PINNED_CODEX_VERSION }) }
 }
 
 /** The report of one binary as text lines; `full` lists the methods without drift too. */
@@ -393,6 +406,7 @@ export function reportLines({ bin, version, report, drift, unlisted }, { full = 
     lines.push(`  ${problems.length ? 'DRIFT' : 'ok   '} ${kind.padEnd(19)} ${method} (${fields} fields)`)
     for (const p of problems) lines.push(`          - ${p}`)
   }
+  for (const { method, absent = [] } of report) for (const a of absent) lines.push(`  older ${method}: ${a}`)
   for (const [method, file] of unlisted) lines.push(`  LIST  ${method}: used in ${file} but missing from scripts/protocol-surface.json`)
   const methods = report.length
   const fields = report.reduce((n, r) => n + r.fields, 0)
