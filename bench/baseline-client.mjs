@@ -186,6 +186,10 @@ function terminal(router, fields) {
     finalMessage: null,
     usage: router.usage(),
     failure: null,
+    // The plain client follows one turn: no sub-agents, nothing left running.
+    agents: [],
+    totalUsage: router.usage(),
+    cutOff: [],
     ...fields,
   }
 }
@@ -375,7 +379,7 @@ export async function* baselineTurn(options) {
         const [reply, result] = FULL_ACCESS_REPLIES[msg.method] ?? ['methodError', null]
         if (result) send({ id: msg.id, result })
         else send({ id: msg.id, error: { code: -32601, message: `${msg.method} is not supported by this client` } })
-        out.push({ type: 'serverRequest', method: msg.method, id: msg.id, reply })
+        out.push({ type: 'serverRequest', method: msg.method, id: msg.id, params: msg.params ?? null, agent: null, reply })
       } else if (msg.method !== undefined) {
         router.notification(msg, out)
       } else if (pending.has(msg.id)) {

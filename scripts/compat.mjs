@@ -10,7 +10,8 @@
 //
 // Each version comes from the one cache outside the repository (installed from the npm registry
 // on first use; the pinned one is the devDependency). For each version it runs
-// __test__/compat/scenarios.test.ts, __test__/real/input-steer-login.test.ts and __test__/real/calls.test.ts with RENNET_TEST_CODEX_BIN set to that binary (through
+// __test__/compat/scenarios.test.ts, __test__/real/input-steer-login.test.ts, __test__/real/calls.test.ts
+// and __test__/real/agent-loop.test.ts with RENNET_TEST_CODEX_BIN set to that binary (through
 // scripts/test.mjs, so in a loopback-only network namespace where the machine allows) and
 // `schema:check` against that version's generated schema, then prints one table, version ×
 // scenario, and for each failure its first lines. Exits 1 when any cell is not a pass.
@@ -26,9 +27,10 @@ import { ensureCodex, versionsFromArgs } from './codex-versions.mjs'
 import { checkBinary } from './schema-check.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-// The turn scenarios, what a turn is given besides a prompt (images, steering, no login), and
-// the calls around turns (which each version answers).
-const SUITES = ['__test__/compat/scenarios.test.ts', '__test__/real/input-steer-login.test.ts', '__test__/real/calls.test.ts']
+// The turn scenarios, what a turn is given besides a prompt (images, steering, no login), the
+// calls around turns (which each version answers), and the agent loop (sub-agents, goals, plan
+// mode, approvals, reviews, terminal sessions).
+const SUITES = ['__test__/compat/scenarios.test.ts', '__test__/real/input-steer-login.test.ts', '__test__/real/calls.test.ts', '__test__/real/agent-loop.test.ts']
 
 function parseArgs(argv) {
   const options = { markdown: false, json: null }

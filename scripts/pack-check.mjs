@@ -5,7 +5,7 @@
 // and one structured call, all with `@rennet/codex/testing` as installed, and compiles TypeScript
 // consumers of the main entry and of the kit against the installed types. Proves the `files`
 // lists, the loader, the kit and the types. Needs a built addon (`pnpm build`); the install
-// fetches the package's own dependencies (ajv, ajv-formats) from the registry. The consumer has
+// fetches the package's own dependencies (ajv, ajv-formats, smol-toml) from the registry. The consumer has
 // no `@openai/codex` of its own, so the kit is pointed at this repository's pinned CLI.
 
 import { execFileSync } from 'node:child_process'

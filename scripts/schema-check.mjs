@@ -11,10 +11,12 @@
 // method the list marks `"experimental": true` is one the package asks for with the protocol's
 // experimental surface (`initialize.capabilities.experimentalApi`), because some versions have
 // it only there (`thread/revert` before 0.171.0): it is checked against the schema generated
-// with `--experimental`.
+// with `--experimental`. A field read only where present that a CLI older than the pinned one
+// lacks is noted as such, not drift (the code goes on without it).
 // Prints a report; exits 1 on drift.
 
 import { readFileSync } from 'node:fs'
+import { PINNED_CODEX_VERSION } from '../testing/codex-home.js'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { codexCli, codexVersion, withGenerated } from './codex-cli.mjs'
@@ -253,11 +255,20 @@ function literalsFit(schema, alt, parent, fields) {
   return true
 }
 
-function checkReads(schema, rootAlts, fields, problems, label) {
+/**
+ * `absent`: where an older CLI's schema lacks a field we read only where present (`?`), it is
+ * noted there instead of reported (the code goes on without it); null: every missing field is
+ * drift (the pinned CLI, where a missing field is a wrong name).
+ */
+function checkReads(schema, rootAlts, fields, problems, label, absent = null) {
   for (const [key, spec] of Object.entries(fields)) {
     const optional = key.endsWith('?')
     const path = optional ? key.slice(0, -1) : key
     const { alts, always, missing } = walk(schema, rootAlts, path)
+    if (missing && optional && absent) {
+      absent.push(`${label} ${path}: read where present, and this CLI does not have it`)
+      continue
+    }
     if (missing) {
       problems.push(`${label} ${path}: read, but the schema has no such field`)
       continue
@@ -295,7 +306,7 @@ function methodTable(bundle, name) {
   return table
 }
 
-export function check(bundle, surface, sourceMethods, experimentalBundle = bundle) {
+export function check(bundle, surface, sourceMethods, experimentalBundle = bundle, { olderCli = false } = {}) {
   const stable = makeResolver(bundle)
   const experimental = experimentalBundle === bundle ? stable : makeResolver(experimentalBundle)
   const tables = {
@@ -320,6 +331,7 @@ export function check(bundle, surface, sourceMethods, experimentalBundle = bundl
     for (const [method, spec] of Object.entries(methods)) {
       listed.add(method)
       const problems = []
+      const absent = olderCli ? [] : null
       const asExperimental = spec.experimental === true && kind === 'clientRequests'
       const schema = asExperimental ? experimental : stable
       const entry = (asExperimental ? experimentalRequests : tables[kind]).get(method)
@@ -352,7 +364,7 @@ export function check(bundle, surface, sourceMethods, experimentalBundle = bundl
         if (spec.reads) {
           const ref = kind === 'clientRequests' ? entry.response : entry.params
           const root = alts(ref)
-          if (root) checkReads(schema, root, spec.reads, problems, kind === 'clientRequests' ? 'result' : 'params')
+          if (root) checkReads(schema, root, spec.reads, problems, kind === 'clientRequests' ? 'result' : 'params', absent)
           fieldCount += Object.keys(spec.reads).length
         }
         if (spec.replies) {
@@ -362,7 +374,7 @@ export function check(bundle, surface, sourceMethods, experimentalBundle = bundl
         }
       }
       drift += problems.length
-      report.push({ kind, method, fields: fieldCount, problems })
+      report.push({ kind, method, fields: fieldCount, problems, absent: absent ?? [] })
     }
   }
   const unlisted = [...sourceMethods].filter(([m]) => !listed.has(m))
@@ -376,7 +388,9 @@ export function check(bundle, surface, sourceMethods, experimentalBundle = bundl
 export function checkBinary(bin, { surface = JSON.parse(readFileSync(SURFACE_FILE, 'utf8')), sourceMethods = methodsInSource() } = {}) {
   const version = codexVersion(bin)
   const generate = (args) => withGenerated(bin, 'generate-json-schema', (dir) => JSON.parse(readFileSync(join(dir, BUNDLE), 'utf8')), args)
-  return { bin, version, ...check(generate([]), surface, sourceMethods, generate(['--experimental'])) }
+  // An older CLI than the pinned one may lack fields the package reads only where present.
+  const olderCli = version !== PINNED_CODEX_VERSION
+  return { bin, version, ...check(generate([]), surface, sourceMethods, generate(['--experimental']), { olderCli }) }
 }
 
 /** The report of one binary as text lines; `full` lists the methods without drift too. */
@@ -387,6 +401,7 @@ export function reportLines({ bin, version, report, drift, unlisted }, { full = 
     lines.push(`  ${problems.length ? 'DRIFT' : 'ok   '} ${kind.padEnd(19)} ${method} (${fields} fields)`)
     for (const p of problems) lines.push(`          - ${p}`)
   }
+  for (const { method, absent = [] } of report) for (const a of absent) lines.push(`  older ${method}: ${a}`)
   for (const [method, file] of unlisted) lines.push(`  LIST  ${method}: used in ${file} but missing from scripts/protocol-surface.json`)
   const methods = report.length
   const fields = report.reduce((n, r) => n + r.fields, 0)

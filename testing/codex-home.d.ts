@@ -16,6 +16,11 @@ export function codexVersion(bin: string): string
 /** The Codex binary under test: `RENNET_TEST_CODEX_BIN` (an absolute path), else `codexBinaryPath()`. */
 export function codexUnderTest(): { path: string; version: string }
 
+/**
+ * The config.toml that selects the loopback mock provider, with `extra` merged into it table by
+ * table (a table the kit writes too, such as `[features]`, gets the extra keys; an extra value wins
+ * over the kit's): never a duplicate table. Extra text that is not TOML is a TypeError.
+ */
 export function renderConfigToml(options: { baseUrl: string; model?: string; extra?: string }): string
 
 /** sha256 (hex) of a file's bytes, or null when it does not exist. */
@@ -43,9 +48,29 @@ export function isolatedEnv(home: string, codexHome: string): Record<string, str
 export function createCodexHome(options: {
   baseUrl: string
   model?: string
+  /** More config.toml, merged into the kit's own tables (see `renderConfigToml`). */
   extraConfig?: string
   prefix?: string
 }): CodexHome
+
+/** A Codex home nobody is logged in to (`createLoggedOutHome`). */
+export interface LoggedOutHome {
+  root: string
+  home: string
+  codexHome: string
+  configPath: string
+  /** Pass to runTurn's or a call's `env`. */
+  env: Record<string, string>
+  cleanup(): void
+}
+
+/**
+ * A fresh HOME and CODEX_HOME (both temporary, both present: Codex exits when CODEX_HOME is
+ * missing) for a Codex nobody is logged in to: the default OpenAI provider, no login, no API
+ * key. `account/read` reports `{ account: null, requiresOpenaiAuth: true }`: a turn fails
+ * `AUTH_REQUIRED` before its thread. `config`: its config.toml (default empty).
+ */
+export function createLoggedOutHome(options?: { prefix?: string; config?: string }): LoggedOutHome
 
 export interface GitCwd {
   path: string

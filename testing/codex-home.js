@@ -86,8 +86,37 @@ function codexUnderTest() {
   return underTest
 }
 
-/** The config.toml that selects the loopback mock provider (reference §13.1). */
+/**
+ * The config.toml that selects the loopback mock provider (reference §13.1), with `extra` (more
+ * TOML) merged into it: a table the kit writes too (`[features]`, `[model_providers.mock]`) gets
+ * the extra keys (the extra value wins where both set one), never a second table of the same
+ * name, which Codex refuses by falling back to its defaults. Extra text that is not TOML is a
+ * TypeError naming what is wrong.
+ */
 function renderConfigToml({ baseUrl, model = 'mock-model', extra = '' }) {
+  const base = kitConfigToml({ baseUrl, model })
+  if (typeof extra !== 'string') throw new TypeError('extraConfig must be TOML text')
+  if (!extra.trim()) return base
+  const TOML = require('smol-toml')
+  let added
+  try {
+    added = TOML.parse(extra)
+  } catch (error) {
+    throw new TypeError(`extraConfig is not valid TOML: ${error instanceof Error ? error.message : error}`)
+  }
+  return TOML.stringify(mergeTables(TOML.parse(base), added)).replace(/\n*$/, '\n')
+}
+
+const isTable = (value) => value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)
+
+/** `added` over `base`, table by table (a value of `added` wins; tables merge key by key). */
+function mergeTables(base, added) {
+  const out = { ...base }
+  for (const [key, value] of Object.entries(added)) out[key] = isTable(out[key]) && isTable(value) ? mergeTables(out[key], value) : value
+  return out
+}
+
+function kitConfigToml({ baseUrl, model }) {
   return [
     `model = ${JSON.stringify(model)}`,
     'model_provider = "mock"',
@@ -103,7 +132,6 @@ function renderConfigToml({ baseUrl, model = 'mock-model', extra = '' }) {
     'plugins = false',
     'unbounded_connection_retries = false',
     '',
-    extra,
   ].join('\n')
 }
 
@@ -191,6 +219,31 @@ function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-co
 }
 
 /**
+ * A fresh HOME and CODEX_HOME (both temporary, both present: Codex exits when CODEX_HOME is
+ * missing) for a Codex nobody is logged in to: the default OpenAI provider, no login, no API key
+ * (`env` blanks the variables Codex reads one from). `account/read` reports
+ * `{ account: null, requiresOpenaiAuth: true }`, so a turn fails `AUTH_REQUIRED` before its
+ * thread and `readAccount` says so. `config` is its config.toml (default empty).
+ */
+function createLoggedOutHome({ prefix = 'rennet-logged-out-', config = '' } = {}) {
+  const root = tempDir(prefix)
+  const home = join(root, 'home')
+  const codexHome = join(root, 'codex-home')
+  mkdirSync(home, { recursive: true })
+  mkdirSync(codexHome, { recursive: true })
+  const configPath = join(codexHome, 'config.toml')
+  writeFileSync(configPath, config)
+  return {
+    root,
+    home,
+    codexHome,
+    configPath,
+    env: isolatedEnv(home, codexHome),
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10 }),
+  }
+}
+
+/**
  * A temporary directory initialised as a git repository (so the trust-write hazard of a
  * writable thread sandbox is real), with one committed file.
  */
@@ -225,5 +278,6 @@ module.exports = {
   hashFile,
   isolatedEnv,
   createCodexHome,
+  createLoggedOutHome,
   createGitCwd,
 }

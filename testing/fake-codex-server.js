@@ -12,6 +12,7 @@ const { appendFileSync, readFileSync } = require('node:fs')
 const { spawn } = require('node:child_process')
 const wire = require('./fake-codex-wire.js')
 const { closeStdout, ownPgid, startGrandchild } = require('./fake-codex-process.js')
+const loop = require('./fake-codex-agent-loop.js')
 
 const { nowMs } = wire
 
@@ -359,6 +360,8 @@ class FakeCodex {
           return
         }
         this.turn = { threadId: this.threadId, turnId: this.script.turnId ?? TURN_ID, cwd: params.cwd ?? process.cwd(), input: params.input }
+        // What the agent loop's steps read: whether Codex would ask (approvals), plan mode (questions).
+        Object.assign(this.turn, { approvalPolicy: params.approvalPolicy ?? null, collaborationMode: params.collaborationMode ?? null })
         if (this.script.earlyTurnStarted) this.turnStarted(this.ids())
         if (await this.answer(method, id, { turn: wire.turn(this.turn.turnId, 'inProgress', { started: false }) })) {
           this.play().catch((error) => this.log({ event: 'script-error', message: String(error && error.stack) }))
@@ -366,6 +369,8 @@ class FakeCodex {
         return
       }
       case 'turn/interrupt': {
+        // A sub-agent's turn or a goal continuation.
+        if (loop.interrupt(this, params, id)) return
         if (!this.turn || this.turnDone || params.turnId !== this.turn.turnId) {
           this.send({ error: { code: -32600, message: 'no active turn to interrupt' }, id })
           return
@@ -383,6 +388,9 @@ class FakeCodex {
         }
         return
       }
+      case 'review/start':
+        loop.review(this, id, params).catch((error) => this.log({ event: 'script-error', message: String(error && error.stack) }))
+        return
       default:
         this.send({ error: { code: -32600, message: `Invalid request: unknown variant \`${method}\`` }, id })
     }
@@ -467,7 +475,9 @@ class FakeCodex {
     if ((await this.steps(this.script.steps ?? [])) === 'end' || this.interrupted || this.turnDone) return
     if (!this.omit.has('status')) this.status({ type: 'idle' })
     this.complete('completed', this.lastMessage ? [this.lastMessage] : [], null)
-    this.faultAt('after-completed')
+    if (this.faultAt('after-completed')) return
+    // An active goal: Codex goes on with continuation turns of its own.
+    await loop.afterTurn(this)
   }
 
   /** Plays steps in order; 'end' when the turn (or the process) ended with one of them. */
@@ -668,6 +678,8 @@ class FakeCodex {
       case 'turnCompleted':
         return this.turnCompleted(step, ids)
       default:
+        // Sub-agents, goals, plan mode, approvals, terminal sessions.
+        if (loop.STEPS[step.type]) return loop.step(this, step, ids)
         throw new Error(`unknown step ${JSON.stringify(step.type)}`)
     }
   }

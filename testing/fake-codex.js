@@ -9,6 +9,7 @@ const { tmpdir } = require('node:os')
 const { basename, dirname, join } = require('node:path')
 
 const { GRANDCHILD_MODES } = require('./fake-codex-process.js')
+const loop = require('./fake-codex-agent-loop.js')
 
 const SERVER = join(__dirname, 'fake-codex-server.js')
 const LOG = 'calls.jsonl'
@@ -46,6 +47,8 @@ const STEPS = {
   hugeLine: { megabytes: 'number' },
   turnStarted: {},
   turnCompleted: {},
+  // the agent loop (fake-codex-agent-loop.js)
+  ...loop.STEPS,
 }
 const OMITTABLE = ['threadStarted', 'status', 'userMessage', 'turnStarted']
 const FAULT_PHASES = ['before-init', 'after-init', 'after-thread', 'after-ack', 'mid-stream', 'after-completed']
@@ -83,11 +86,13 @@ function checkScript(script) {
         }
       }
       if (step.type === 'batch') checkSteps(step.steps, `${path}.steps`)
+      loop.checkStep(step, path, fail, checkSteps)
     })
   }
   if (!isObject(script)) fail('', 'must be an object')
   if (script.steps !== undefined && !Array.isArray(script.steps)) fail('.steps', 'must be an array')
   checkSteps(script.steps ?? [], '.steps')
+  loop.checkScript(script, fail, checkSteps)
   if (script.interrupt !== undefined && !['honour', 'ignore', 'exit'].includes(script.interrupt)) {
     fail('.interrupt', `must be 'honour', 'ignore' or 'exit'`)
   }

@@ -4,8 +4,8 @@ import type { RecordedRequest, ScriptedResponse } from './mock-responses.js'
 
 export * from './mock-responses.js'
 export { start as startMockResponses } from './mock-responses.js'
-export { codexBinaryPath, createCodexHome, createGitCwd, isolatedEnv } from './codex-home.js'
-export type { CodexHome, GitCwd } from './codex-home.js'
+export { codexBinaryPath, createCodexHome, createLoggedOutHome, createGitCwd, isolatedEnv } from './codex-home.js'
+export type { CodexHome, GitCwd, LoggedOutHome } from './codex-home.js'
 
 // ---------------------------------------------------------------------------------------------
 // the scripted fake app-server
@@ -100,6 +100,89 @@ export type FakeStep =
       error?: { message: string; codexErrorInfo?: unknown; additionalDetails?: string | null }
       newline?: boolean
     }
+  | FakeAgentLoopStep
+
+/**
+ * Steps of the agent loop, as codex-cli 0.171.0 plays it (testing/fake-codex-agent-loop.js). A
+ * step inside an `agent`'s `steps` plays on the sub-agent's thread and turn.
+ */
+export type FakeAgentLoopStep =
+  /**
+   * A sub-agent. The parent's spawn (`spawn`): `'collab'` (default) — a `collabAgentToolCall`
+   * `spawnAgent` item, started with no `receiverThreadIds` and completed naming the child;
+   * `'activity'` — a `subAgentActivity` item (`agentPath`: `path`, default `/root/helper`);
+   * `'rootTurnId'` — nothing in the parent: the child's `turn/started` names the parent's turn as
+   * its `rootTurnId`. Then the child's frames on its own `threadId` (no `thread/started`, as
+   * Codex): its status (and with `early` a `warning`, sent before the spawn item names the
+   * thread: `true` or the warning's text), `turn/started` (`turnId`, default `<threadId>:turn`;
+   * `rootTurnId` default the parent's turn), `steps`, its idle status and `turn/completed`.
+   * The parent's steps go on once the child's turn ended — with `spawn: 'collab'` inside a
+   * `collabAgentToolCall` `wait` item (its `agentsStates` saying how the child ended) unless
+   * `wait: false`; with `detach: true` the parent goes on at once and the child plays beside it
+   * (and past the parent's `turn/completed`).
+   * `turn/interrupt` of the child's turn ends it `interrupted`; the parent's does not stop it.
+   */
+  | {
+      type: 'agent'
+      threadId: string
+      steps: FakeStep[]
+      turnId?: string
+      spawn?: 'collab' | 'activity' | 'rootTurnId'
+      early?: boolean | string
+      detach?: boolean
+      wait?: boolean
+      rootTurnId?: string
+      callId?: string
+      prompt?: string
+      model?: string
+      path?: string
+    }
+  /**
+   * `thread/goal/updated` of the turn's thread: the goal so far with these fields (the first one
+   * `active` unless `status` says otherwise). While the goal is `active` when the user's turn
+   * completes, the fake plays the script's `continuations` (see `FakeCodexScript`). `unscoped`:
+   * `turnId: null`, as on a resumed thread.
+   */
+  | {
+      type: 'goal'
+      objective?: string
+      status?: 'active' | 'paused' | 'blocked' | 'usageLimited' | 'budgetLimited' | 'complete'
+      tokenBudget?: number | null
+      tokensUsed?: number
+      timeUsedSeconds?: number
+      unscoped?: boolean
+    }
+  /** A `plan` item (plan mode's proposed plan): an `item/plan/delta` per delta (`planDelta` events), completed with the whole text. */
+  | { type: 'plan'; text: FakeText; id?: string }
+  /**
+   * The model's `request_user_input`. In plan mode (`turn/start.collaborationMode.mode` `'plan'`,
+   * i.e. runTurn's `mode: 'plan'`): the thread's status flags `waitingOnUserInput`, the server
+   * request `item/tool/requestUserInput` (`questions` completed with Codex's defaults: `header`
+   * the id, `isOther: true`, `isSecret: false`; an option given as a string is its label), and the
+   * turn goes on once it is answered; the reply is noted as `question-answered` (`reply`: the
+   * client's response as it came). In default mode Codex asks nothing (the model is told the tool
+   * is unavailable): noted as `question-unavailable`.
+   */
+  | {
+      type: 'question'
+      questions: Array<{ id: string; question: string; header?: string; options?: Array<string | { label: string; description: string }>; isOther?: boolean; isSecret?: boolean }>
+      itemId?: string
+    }
+  /**
+   * The model's `exec_command` with `sandbox_permissions: "require_escalated"`. Unless the turn's
+   * `approvalPolicy` is `never`: the server request `item/commandExecution/requestApproval`
+   * (`reason`: `justification`); `accept`/`acceptForSession` runs it (its item completes with
+   * `output` and `exitCode`), anything else (`decline`, `cancel`, an error) leaves its item
+   * `declined`. Noted as `approval` (`asked`, `decision`).
+   */
+  | { type: 'approval'; command: string; id?: string; justification?: string; output?: FakeText; exitCode?: number }
+  /**
+   * `exec_command` with `tty: true`: a terminal session left running — its `commandExecution`
+   * item started (with `processId`) and never completed, its `output`, an
+   * `item/commandExecution/terminalInteraction` per `stdin` write. A turn that ends with it names
+   * it in `cutOff` (`backgroundTerminal`).
+   */
+  | { type: 'terminal'; command: string; id?: string; processId?: string; output?: FakeText; stdin?: string[] }
 
 /** A request of the handshake (and `turn/steer`) the script can answer differently. */
 export type FakeHandshakeRequest = 'initialize' | 'account/read' | 'thread/start' | 'thread/resume' | 'turn/start' | 'turn/steer'
@@ -205,6 +288,23 @@ export interface FakeCodexScript {
    * and goes on (`garbage`), closes its stdout and keeps running, or kills itself (with `signal`, default SIGKILL). A `line` is written first for any action.
    */
   fault?: { phase: FakeFaultPhase; action: 'exit' | 'hang' | 'garbage' | 'close-stdout' | 'kill'; code?: number; signal?: string; line?: string }
+  /**
+   * Goal continuations: while the goal (`goal` steps) is `active` when a turn of the thread
+   * completes, Codex starts another turn by itself ~20 ms later — turn id `<turnId>:goal-<n>`,
+   * `rootTurnId` the user's turn, its status active then idle — which plays the next entry of
+   * this list. None is left (or the goal is no longer active): nothing more starts.
+   */
+  continuations?: FakeStep[][]
+  /**
+   * `review/start` (runReview): answered `{ turn, reviewThreadId }` (inline: the thread's id), then
+   * the review as codex-cli 0.171.0 plays it — a `turn/started` of an inner turn (`<turnId>:inner`)
+   * whose `rootTurnId` is the review's turn while every item and `turn/completed` carry the
+   * review's id; `enteredReviewMode` (the target's label, e.g. `current changes`); the request as
+   * a user message; the reviewer's `raw` JSON as an agent message started and never completed;
+   * `steps`; `exitedReviewMode` with `review` (the formatted review, default `No issues found.`);
+   * `review` as the final agent message; `turn/completed`.
+   */
+  review?: { review?: string; raw?: string; steps?: FakeStep[] }
   /** Plays nothing itself: runs the Codex at `codexPath` and passes every line through, without `thread/start`/`thread/resume`'s `config` with `dropThreadConfig` (a Codex that ignores it). */
   relay?: { codexPath: string; dropThreadConfig?: boolean }
 }
@@ -240,7 +340,10 @@ export interface FakeCodexRun {
   unparsed: string[]
   /** Every frame it wrote as one (raw lines, streams and bursts are only noted in `events`). */
   sent: Array<{ [key: string]: any }>
-  /** What else it noted, in order: `stdin-closed`, `sigterm`, `grandchild` (`pid`, `mode`), `fault`, `exit` (`code`), `wrote` … */
+  /**
+   * What else it noted, in order: `stdin-closed`, `sigterm`, `grandchild` (`pid`, `mode`), `fault`, `exit` (`code`), `wrote` …;
+   * of the agent loop: `continuation` (`turnId`), `question-answered` (`itemId`, `reply`), `question-unavailable`, `approval` (`command`, `asked`, `decision`).
+   */
   events: Array<{ event: string; [key: string]: any }>
   stdinClosed: boolean
   grandchildren: Array<{ pid: number; mode: FakeGrandchild }>
@@ -261,7 +364,11 @@ export function removeFakeCodexes(): void
 export interface StartMockModelOptions {
   /** The model name in config.toml (default `mock-model`). */
   model?: string
-  /** More config.toml text. */
+  /**
+   * More config.toml, merged into the kit's own tables: `'[features]\nmulti_agent_v2 = true'` adds
+   * to the kit's `[features]` (a second `[features]` table would make Codex fall back to its
+   * defaults). Text that is not TOML is a TypeError.
+   */
   extraConfig?: string
   /** Receives a line per request the mock answers. */
   log?: (line: string) => void

@@ -9,7 +9,7 @@ const mock = require('./mock-responses.js')
 const home = require('./codex-home.js')
 
 const startMockResponses = mock.start
-const { codexBinaryPath, createCodexHome, createGitCwd, isolatedEnv } = home
+const { codexBinaryPath, createCodexHome, createLoggedOutHome, createGitCwd, isolatedEnv } = home
 
 /**
  * Starts the loopback mock of the Responses API with `scenario` (one scripted response per
@@ -66,6 +66,7 @@ module.exports = {
   // temporary Codex homes and working directories
   codexBinaryPath,
   createCodexHome,
+  createLoggedOutHome,
   createGitCwd,
   isolatedEnv,
 }

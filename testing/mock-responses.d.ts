@@ -46,9 +46,23 @@ export interface RecordedRequest {
   connectionClosedAtMs: number | null
   /** Every SSE event written, with the monotonic time of its write. */
   sent: Array<{ type: unknown; atMs: number }>
+  /** Set when a `byThread` entry answered it: its `thread-id`, that thread's place in `threads` and the request's place among that thread's. */
+  thread?: { id: string; index: number; request: number }
+}
+
+/**
+ * A script entry that answers its request and every later one from per-thread queues (`byThread`):
+ * the first thread to ask takes the first queue, the next new thread the second, …
+ */
+export interface ThreadChooser {
+  readonly [KIND]: 'byThread'
+  /** The thread ids (`thread-id` headers) in the order they first asked: `threads[0]` is the user's thread, `threads[1]` its first sub-agent, … */
+  readonly threads: string[]
+  choose(request: RecordedRequest): ScriptedResponse | undefined
 }
 
 export type ScriptedResponse =
+  | ThreadChooser
   | SseEvent[]
   | SseResponse
   | HttpErrorResponse
@@ -127,6 +141,7 @@ export interface ReasoningOptions {
   raw?: Deltas[]
 }
 
+/** Without `id`/`itemId`, ids of its own (`resp_msg_<n>`, `msg_resp_msg_<n>`): two turns of a thread never share an item id. */
 export function messageResponse(
   deltas: Deltas,
   options?: { id?: string; itemId?: string; usage?: SseUsage; reasoning?: ReasoningOptions },
@@ -150,6 +165,7 @@ export function jsonMessageResponse(
   options?: { id?: string; itemId?: string; usage?: SseUsage; reasoning?: ReasoningOptions },
 ): SseEvent[]
 
+/** Without `id`/`itemId`, ids of its own (`resp_hang_<n>`, `msg_resp_hang_<n>`). */
 export function hangingMessage(options?: { id?: string; itemId?: string; delta?: string }): SseResponse
 
 export function failedResponse(options?: { id?: string; code?: string; message?: string }): SseEvent[]
@@ -157,3 +173,64 @@ export function failedResponse(options?: { id?: string; code?: string; message?:
 export function functionCallOutputs(body: any): Array<{ type: 'function_call_output'; call_id: string; output: unknown }>
 
 export function offeredTools(body: any): string[]
+
+/**
+ * Answers every model request from here on from per-thread queues, told apart by the request's
+ * `thread-id` header (a sub-agent's requests carry its own thread's id): the first thread to ask
+ * (the user's) takes `queues[0]`, the next new thread `queues[1]`, and so on, each queue in order
+ * (functions of the request included). Put it in the scenario where it takes over (usually as the
+ * only entry). Beyond its queue a request gets HTTP 400 naming the thread and the request. With
+ * several sub-agents the order in which they first ask is Codex's; give them the same queue
+ * contents where that order is not fixed.
+ */
+export function byThread(...queues: ScriptedResponse[][]): ThreadChooser
+
+/** A function call of any of Codex's tools; tools in a namespace (`multi_agent_v1`) name it. Without `callId`, one of its own. */
+export function functionCallItem(options: { name: string; namespace?: string; args?: unknown; callId?: string; outputIndex?: number }): SseEvent[]
+
+/** One response whose only output is a call of tool `name` with `args`. */
+export function functionCallResponse(
+  name: string,
+  args?: unknown,
+  options?: { namespace?: string; callId?: string; id?: string; usage?: SseUsage },
+): SseEvent[]
+
+/**
+ * The model starts a sub-agent with `message` (`multi_agent_v1.spawn_agent`, offered in every
+ * full-access turn of codex-cli 0.171.0). Codex answers the model `{ agent_id, nickname }`
+ * (`spawnedAgents` reads it from the next request) and the child asks the model on its own thread.
+ */
+export function spawnAgentResponse(message: string, options?: { callId?: string; id?: string; usage?: SseUsage; args?: Record<string, unknown> }): SseEvent[]
+
+/** The model waits for sub-agents (`multi_agent_v1.wait_agent`): `targets` are their ids, e.g. `spawnedAgents(request.body).map((a) => a.agent_id)`. */
+export function waitAgentResponse(targets: string[], options?: { timeoutMs?: number; callId?: string; id?: string; usage?: SseUsage }): SseEvent[]
+
+/** The model sets a goal (`create_goal`): while it is `active` at the end of a turn, Codex starts a continuation turn by itself. */
+export function createGoalResponse(objective: string, options?: { tokenBudget?: number; callId?: string; id?: string; usage?: SseUsage }): SseEvent[]
+
+/** The model updates the goal (`update_goal`): `complete` ends the continuations. */
+export function updateGoalResponse(status: 'complete' | 'blocked' | 'paused', options?: { callId?: string; id?: string; usage?: SseUsage }): SseEvent[]
+
+/**
+ * The model asks the user (`request_user_input`). In plan mode (`mode: 'plan'`) Codex sends the
+ * app `item/tool/requestUserInput` and gives the model the app's answer, verbatim, as the call's
+ * output; in default mode it tells the model the tool is unavailable. An option as a string is
+ * its label (and description).
+ */
+export function requestUserInputResponse(
+  questions: Array<{ id: string; question: string; header?: string; options?: Array<string | { label: string; description: string }> }>,
+  options?: { callId?: string; id?: string; usage?: SseUsage },
+): SseEvent[]
+
+/**
+ * The `exec_command` text that edits files through Codex's `apply_patch` (a heredoc): `add`
+ * creates files (paths relative to the command's working directory) with their text, `remove`
+ * deletes files. Run it with `execCommandResponse(applyPatchCommand({ … }))`.
+ */
+export function applyPatchCommand(patch: { add?: Record<string, string>; remove?: string[] }): string
+
+/** The sub-agents a request's input says the model spawned (each `spawn_agent` call's output). */
+export function spawnedAgents(body: any): Array<{ agent_id: string; nickname: string | null }>
+
+/** The thread a recorded request was made for (its `thread-id` header), or null. */
+export function threadOf(request: RecordedRequest): string | null

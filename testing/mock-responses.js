@@ -62,6 +62,41 @@ function httpError(status, body = { error: { message: `mock status ${status}`, t
   return { [KIND]: 'http', status, body }
 }
 
+/**
+ * A script entry that answers its request and every later one from per-thread queues, told apart
+ * by each request's `thread-id` header: the first thread to ask (the user's) takes `queues[0]`,
+ * the next new thread (its first sub-agent) `queues[1]`, and so on; each queue in order, one
+ * response per request of its thread (functions of the request included). Beyond its queue, or
+ * for a thread without one, a request gets HTTP 400 naming the thread and the request.
+ * `threads` lists the thread ids in the order they first asked.
+ */
+function byThread(...queues) {
+  const lists = queues.map((queue, i) => {
+    if (!Array.isArray(queue)) throw new TypeError(`byThread: queue ${i} must be an array of scripted responses`)
+    return [...queue]
+  })
+  const threads = []
+  const asked = []
+  return {
+    [KIND]: 'byThread',
+    threads,
+    choose(record) {
+      const header = record.headers['thread-id']
+      const thread = Array.isArray(header) ? header[0] : (header ?? '')
+      let n = threads.indexOf(thread)
+      if (n < 0) {
+        n = threads.push(thread) - 1
+        asked.push(0)
+      }
+      const k = asked[n]++
+      record.thread = { id: thread, index: n, request: k }
+      const entry = lists[n]?.[k]
+      if (entry === undefined) record.unscripted = `mock: no scripted response for request #${k + 1} of thread #${n + 1} (${thread || 'no thread-id header'})`
+      return entry
+    },
+  }
+}
+
 function normalise(response) {
   if (Array.isArray(response)) return sse(response)
   if (response && typeof response === 'object' && response[KIND]) return response
@@ -127,10 +162,10 @@ async function start(scenario = [], options = {}) {
       }
       record.index = requests.length
       requests.push(record)
-      let scripted = script[record.index]
+      let scripted = scriptedFor(record)
       if (typeof scripted === 'function') scripted = scripted(record)
       if (scripted === undefined) {
-        const message = `mock: no scripted response for model request #${record.index + 1}`
+        const message = record.unscripted ?? `mock: no scripted response for model request #${record.index + 1}`
         log(message)
         res.writeHead(400, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ error: { message, type: 'invalid_request_error', code: null } }))
@@ -140,6 +175,15 @@ async function start(scenario = [], options = {}) {
       respond(normalise(scripted), record, req, res)
     })
   })
+
+  /**
+   * The script's entry for a request: the one at its index, unless a `byThread` entry came at or
+   * before it (that one answers it, and every later request).
+   */
+  function scriptedFor(record) {
+    const chooser = script.slice(0, record.index + 1).find((entry) => entry?.[KIND] === 'byThread')
+    return chooser ? chooser.choose(record) : script[record.index]
+  }
 
   function respond(response, record, req, res) {
     if (response[KIND] === 'http') {
@@ -376,8 +420,15 @@ function response({ id = 'resp_1', items = [], usage: usageObject } = {}) {
   return [created(id), ...items.flat(), completed(id, usageObject)]
 }
 
-/** One response with a streamed assistant message. */
-function messageResponse(deltas, { id = 'resp_msg', itemId = `msg_${id}`, usage: usageObject, reasoning } = {}) {
+let responses = 0
+/**
+ * A response id of its own for each response built without one (`<prefix>_<n>`): Codex keys
+ * items by id, so two turns of a thread must not both see `msg_resp_msg`.
+ */
+const freshId = (prefix) => `${prefix}_${++responses}`
+
+/** One response with a streamed assistant message (ids of its own unless given). */
+function messageResponse(deltas, { id = freshId('resp_msg'), itemId = `msg_${id}`, usage: usageObject, reasoning } = {}) {
   const items = []
   let outputIndex = 0
   if (reasoning) items.push(reasoningItem({ id: `rs_${id}`, outputIndex: outputIndex++, ...reasoning }))
@@ -403,8 +454,101 @@ function jsonMessageResponse(value, options = {}) {
  * A response that starts an assistant message, streams one delta, then keeps the stream open
  * (until the client goes away): the model is still "thinking" when a test aborts.
  */
-function hangingMessage({ id = 'resp_hang', itemId = 'msg_hang', delta = 'thinking about it' } = {}) {
+function hangingMessage({ id = freshId('resp_hang'), itemId = `msg_${id}`, delta = 'thinking about it' } = {}) {
   return hang([created(id), ...messageItem({ id: itemId, deltas: [delta] }).slice(0, 2)])
+}
+
+/**
+ * A function call of any of Codex's tools: `name`, and for a tool in a namespace its
+ * `namespace` (e.g. `multi_agent_v1` for `spawn_agent`); `args` become its JSON arguments.
+ */
+function functionCallItem({ name, namespace, args = {}, callId = freshId('call'), outputIndex = 0 }) {
+  const id = `fc_${callId}`
+  const argumentsText = typeof args === 'string' ? args : JSON.stringify(args)
+  const item = (more) => ({ type: 'function_call', id, call_id: callId, name, ...(namespace ? { namespace } : {}), ...more })
+  return [
+    { type: 'response.output_item.added', output_index: outputIndex, item: item({ arguments: '' }) },
+    { type: 'response.output_item.done', output_index: outputIndex, item: item({ arguments: argumentsText, status: 'completed' }) },
+  ]
+}
+
+/** One response whose only output is a call of tool `name` (see `functionCallItem`). */
+function functionCallResponse(name, args = {}, { namespace, callId, id = freshId('resp_fc'), usage: usageObject } = {}) {
+  return response({ id, items: [functionCallItem({ name, namespace, args, callId })], usage: usageObject })
+}
+
+/** The model starts a sub-agent with `message` (`multi_agent_v1.spawn_agent`); its output names the child (`spawnedAgents`). */
+function spawnAgentResponse(message, { callId, id, usage: usageObject, args = {} } = {}) {
+  return functionCallResponse('spawn_agent', { message, ...args }, { namespace: 'multi_agent_v1', callId, id, usage: usageObject })
+}
+
+/** The model waits for sub-agents (`multi_agent_v1.wait_agent`); `targets` are their ids (`spawnedAgents(body)`). */
+function waitAgentResponse(targets, { timeoutMs = 60_000, callId, id, usage: usageObject } = {}) {
+  return functionCallResponse('wait_agent', { targets, timeout_ms: timeoutMs }, { namespace: 'multi_agent_v1', callId, id, usage: usageObject })
+}
+
+/** The model sets a goal (`create_goal`); while it is active Codex goes on in turns of its own. */
+function createGoalResponse(objective, { tokenBudget, callId, id, usage: usageObject } = {}) {
+  return functionCallResponse('create_goal', { objective, ...(tokenBudget === undefined ? {} : { token_budget: tokenBudget }) }, { callId, id, usage: usageObject })
+}
+
+/** The model ends or pauses the goal (`update_goal`): `complete`, `blocked` or `paused`. */
+function updateGoalResponse(status, { callId, id, usage: usageObject } = {}) {
+  return functionCallResponse('update_goal', { status }, { callId, id, usage: usageObject })
+}
+
+/**
+ * The model asks the user (`request_user_input`; plan mode only): each question `{ id, question,
+ * header?, options? }` (an option as a string is its label). Codex sends the app
+ * `item/tool/requestUserInput` and gives the model the answer as its output.
+ */
+function requestUserInputResponse(questions, { callId, id, usage: usageObject } = {}) {
+  const list = questions.map((q) => ({
+    id: q.id,
+    header: q.header ?? q.id,
+    question: q.question,
+    options: (q.options ?? []).map((o) => (typeof o === 'string' ? { label: o, description: o } : o)),
+  }))
+  return functionCallResponse('request_user_input', { questions: list }, { callId, id, usage: usageObject })
+}
+
+/**
+ * The `exec_command` text that edits files through Codex's `apply_patch` (a heredoc): `add`
+ * creates files with their text, `update` replaces a file's whole text, `remove` deletes them.
+ * Run it with `execCommandResponse(applyPatchCommand({ … }))`.
+ */
+function applyPatchCommand({ add = {}, remove = [] } = {}) {
+  const lines = ['*** Begin Patch']
+  const body = (text) => text.replace(/\n$/, '').split('\n').map((line) => `+${line}`)
+  for (const [path, text] of Object.entries(add)) lines.push(`*** Add File: ${path}`, ...body(text))
+  for (const path of remove) lines.push(`*** Delete File: ${path}`)
+  lines.push('*** End Patch')
+  const end = 'PATCH_EOF'
+  if (lines.some((line) => line === end)) throw new TypeError('applyPatchCommand: a line of the patch is the heredoc terminator')
+  return `apply_patch <<'${end}'\n${lines.join('\n')}\n${end}`
+}
+
+/** The sub-agents a request's input says the model spawned: each spawn call's output (`{ agent_id, nickname }`). */
+function spawnedAgents(body) {
+  const calls = new Set(
+    (Array.isArray(body?.input) ? body.input : []).filter((i) => i?.type === 'function_call' && i.name === 'spawn_agent').map((i) => i.call_id),
+  )
+  return functionCallOutputs(body)
+    .filter((o) => calls.has(o.call_id))
+    .flatMap((o) => {
+      try {
+        const parsed = JSON.parse(typeof o.output === 'string' ? o.output : JSON.stringify(o.output))
+        return typeof parsed?.agent_id === 'string' ? [{ agent_id: parsed.agent_id, nickname: parsed.nickname ?? null }] : []
+      } catch {
+        return []
+      }
+    })
+}
+
+/** The thread a recorded request was made for (its `thread-id` header), or null. */
+function threadOf(request) {
+  const header = request?.headers?.['thread-id']
+  return (Array.isArray(header) ? header[0] : header) ?? null
 }
 
 /** `response.failed` with the given error code and message. */
@@ -450,4 +594,15 @@ module.exports = {
   failedResponse,
   functionCallOutputs,
   offeredTools,
+  byThread,
+  functionCallItem,
+  functionCallResponse,
+  spawnAgentResponse,
+  waitAgentResponse,
+  createGoalResponse,
+  updateGoalResponse,
+  requestUserInputResponse,
+  applyPatchCommand,
+  spawnedAgents,
+  threadOf,
 }

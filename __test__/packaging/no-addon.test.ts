@@ -5,9 +5,8 @@
 // package that would carry the addon and what the loader itself reported.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { npmPack, plainEnv } from '../../scripts/npm-pack.mjs'
@@ -15,7 +14,6 @@ import type { Discovery, TerminalEvent } from '../../index.js'
 import { discover, sandboxPerTest } from '../discovery/fakes.js'
 
 const ROOT = resolve(__dirname, '../..')
-const require = createRequire(__filename)
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   name: string
   napi: { binaryName: string }
@@ -105,7 +103,9 @@ beforeAll(() => {
   execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
   // Its dependencies, linked from this repository's install (the test runs offline).
   for (const dependency of Object.keys(pkg.dependencies)) {
-    const from = dirname(realpathSync(require.resolve(`${dependency}/package.json`)))
+    // Its directory as this repository installed it (not through its package.json, which a
+    // package's `exports` may not expose, as smol-toml's does not).
+    const from = realpathSync(join(ROOT, 'node_modules', ...dependency.split('/')))
     symlinkSync(from, join(scratch, 'node_modules', dependency), process.platform === 'win32' ? 'junction' : 'dir')
   }
   writeFileSync(join(scratch, 'probe.cjs'), CJS)

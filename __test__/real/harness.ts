@@ -46,6 +46,8 @@ export interface RealTurnOptions {
   env?: Record<string, string>
   /** Extra runTurn options (merged last). */
   extra?: Partial<RunTurnOptions>
+  /** What starts the turn with the options (default runTurn; e.g. a runReview with its target). */
+  runner?: (options: RunTurnOptions) => Turn
   /**
    * An executable that stands between runTurn and the Codex under test (a test kit fake with a
    * `relay` to it), given to runTurn as `codexPath` instead.
@@ -145,7 +147,7 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
   let watchdogFired = false
   try {
     options.beforeTurn?.({ home, cwd, mock })
-    const turn = runTurn({
+    const turn = (options.runner ?? runTurn)({
       prompt: options.prompt ?? 'Say hello.',
       cwd: cwd.path,
       codexPath: options.wrapper ?? home.codexPath,

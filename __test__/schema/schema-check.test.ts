@@ -12,15 +12,16 @@ const ROOT = resolve(__dirname, '../..')
 type Json = any // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const surface = (): Json => JSON.parse(readFileSync(join(ROOT, 'scripts/protocol-surface.json'), 'utf8'))
-const bundle: Json = withGenerated(codexCli(), 'generate-json-schema', (dir: string) =>
-  JSON.parse(readFileSync(join(dir, 'codex_app_server_protocol.schemas.json'), 'utf8')),
-)
+const read = (dir: string) => JSON.parse(readFileSync(join(dir, 'codex_app_server_protocol.schemas.json'), 'utf8'))
+const bundle: Json = withGenerated(codexCli(), 'generate-json-schema', read)
+// What the package sends of the experimental surface (plan mode's collaborationMode) is checked against this one.
+const experimental: Json = withGenerated(codexCli(), 'generate-json-schema', read, ['--experimental'])
 const problems = (s: Json, methods = methodsInSource()) =>
-  check(bundle, s, methods).report.flatMap((r: Json) => r.problems.map((p: string) => `${r.method}: ${p}`))
+  check(bundle, s, methods, experimental).report.flatMap((r: Json) => r.problems.map((p: string) => `${r.method}: ${p}`))
 
 describe('schema:check', () => {
   it('finds no drift against the pinned CLI, and the list covers the source', () => {
-    const result = check(bundle, surface(), methodsInSource())
+    const result = check(bundle, surface(), methodsInSource(), experimental)
     expect(result.report.flatMap((r: Json) => r.problems)).toEqual([])
     expect(result.unlisted).toEqual([])
     expect(result.report.length).toBeGreaterThan(20)
@@ -71,5 +72,15 @@ describe('schema:check', () => {
     expect(found).toContain('turn/completed: params turn.id: read as integer, the schema allows string')
     expect(found.some((p: string) => p.startsWith('turn/completed: params turn.status: compared with "cancelled"'))).toBe(true)
     expect(found).toContain('error: params error.codexErrorInfo: read as always present, the schema makes it optional')
+  })
+
+  it('a field read only where present is drift where the CLI lacks it, unless the CLI is older than the pinned one', () => {
+    const s = surface()
+    s.serverNotifications['turn/started'].reads['turn.notYetThere?'] = 'string|null'
+    s.serverNotifications['turn/started'].reads['turn.neverOptional'] = 'string'
+    expect(problems(s)).toContain('turn/started: params turn.notYetThere: read, but the schema has no such field')
+    const older = check(bundle, s, methodsInSource(), experimental, { olderCli: true }).report.find((r: Json) => r.method === 'turn/started')
+    expect(older.problems).toEqual(['params turn.neverOptional: read, but the schema has no such field'])
+    expect(older.absent).toEqual(['params turn.notYetThere: read where present, and this CLI does not have it'])
   })
 })

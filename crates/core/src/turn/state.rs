@@ -292,6 +292,18 @@ impl TurnState {
                     return Owner::Own;
                 }
             }
+            // A Codex whose turns name no root (before `rootTurnId`; 0.150.0 seen): a turn that
+            // starts on our thread while ours runs (a review's inner turn) or while a goal
+            // continuation is due is one Codex runs for the turn.
+            if root.is_none()
+                && method == method::TURN_STARTED
+                && self.turn_id.is_some()
+                && (self.own.running() || self.continuation_due())
+            {
+                self.own_turns.push(turn.to_string());
+                self.announce_turn(turn, out);
+                return Owner::Own;
+            }
             // Our thread runs one turn at a time: once ours is requested, the turn that starts
             // (or completes, if `turn/started` never came) on it is ours — the root of its chain
             // when it names one (a review's turn carries the review's id in its items).

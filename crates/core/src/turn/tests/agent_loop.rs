@@ -436,3 +436,72 @@ fn options_of_the_agent_loop_fail_closed() {
     );
     assert!(with_prompt.map(|_| ()).unwrap_err().0.starts_with("options.prompt is not an option of runReview"));
 }
+
+/// Codex before `rootTurnId` (0.150.0 seen): a goal continuation's `turn/started` names no root.
+/// It starts on the turn's thread while a continuation is due, so it is the turn's own.
+#[tokio::test]
+async fn until_idle_a_continuation_without_root_turn_id_is_the_turns_own() {
+    const NEXT: &str = "turn-2";
+    let r = run(json!({"until": "idle"}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": TURN, "goal": goal("active")})).await;
+        p.message("msg_1", "first step").await;
+        p.complete("completed").await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        p.notify(
+            "turn/started",
+            json!({"threadId": THREAD, "turn": {"id": NEXT, "status": "inProgress", "items": []}}),
+        )
+        .await;
+        p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": NEXT, "goal": goal("complete")})).await;
+        let item = json!({"type": "agentMessage", "id": "msg_2", "text": "all green", "phase": "final_answer"});
+        p.notify("item/completed", json!({"threadId": THREAD, "turnId": NEXT, "item": item})).await;
+        p.notify(
+            "turn/completed",
+            json!({"threadId": THREAD, "turn": {"id": NEXT, "status": "completed", "items": []}}),
+        )
+        .await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert!(r.of_type("passthrough").is_empty(), "{:#?}", r.events);
+    assert_eq!(r.terminal["finalMessage"], "all green");
+    assert_eq!(r.terminal["cutOff"], json!([]));
+    let goals: Vec<&Value> = r.of_type("goal").into_iter().map(|e| &e["goal"]["status"]).collect();
+    assert_eq!(goals, [&json!("active"), &json!("complete")]);
+}
+
+/// Codex before `rootTurnId`: a review's inner turn starts on the thread while the review's turn
+/// runs, naming no root; it is the review's, not a foreign turn.
+#[tokio::test]
+async fn a_reviews_inner_turn_without_root_turn_id_is_the_reviews() {
+    const REVIEW: &str = "turn-review";
+    const INNER: &str = "turn-review-inner";
+    let r = run(json!({"review": true, "target": {"type": "uncommittedChanges"}}), |mut p| async move {
+        p.handshake().await;
+        let review = p.expect("review/start").await;
+        p.respond(
+            &review,
+            json!({"turn": {"id": REVIEW, "status": "inProgress", "items": []}, "reviewThreadId": THREAD}),
+        )
+        .await;
+        p.notify(
+            "turn/started",
+            json!({"threadId": THREAD, "turn": {"id": INNER, "status": "inProgress", "items": []}}),
+        )
+        .await;
+        let formatted = json!({"type": "agentMessage", "id": "final", "text": "Review: fine", "phase": null});
+        p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": formatted})).await;
+        p.notify(
+            "turn/completed",
+            json!({"threadId": THREAD, "turn": {"id": REVIEW, "status": "completed", "items": []}}),
+        )
+        .await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert!(r.of_type("passthrough").is_empty(), "{:#?}", r.events);
+    assert_eq!((r.terminal["status"].as_str(), r.terminal["turnId"].as_str()), (Some("completed"), Some(REVIEW)));
+    assert_eq!(r.terminal["finalMessage"], "Review: fine");
+}
