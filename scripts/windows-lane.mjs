@@ -50,6 +50,7 @@ export const WINDOWS_SUITES = [
   '__test__/testing/fake-codex.test.ts',
   '__test__/discovery/windows.test.ts',
   '__test__/lifecycle/platform-windows.test.ts',
+  '__test__/lifecycle/handles.test.ts',
   '__test__/real/windows.test.ts',
 ]
 

@@ -30,6 +30,7 @@
 //! What differs between systems is in `platform`, chosen once at its `mod` lines.
 
 pub mod collect;
+pub mod command_line;
 pub mod guard;
 pub mod launch;
 pub mod stderr;
@@ -44,15 +45,14 @@ mod platform;
 #[cfg(all(test, windows))]
 mod windows_tests;
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
+use process_wrap::tokio::ChildWrapper;
 use std::ffi::OsString;
 use std::future::Future;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use stderr::{LineSink, StderrLog};
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout};
 use tree::{Marker, Tree};
 
 pub use launch::Launch;
@@ -232,26 +232,11 @@ impl tokio::io::AsyncWrite for Stdin {
 pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnError> {
     let launch = &spec.launch;
     check_launch(launch)?;
-    let mut command = Command::new(&launch.program);
-    command.args(&spec.args).current_dir(&launch.cwd);
-    if launch.clear_env {
-        command.env_clear();
-    }
-    command
-        .envs(launch.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     let marker = (spec.scope == Scope::Tree).then(guard::child_marker);
-    if let Some(marker) = &marker {
-        command.env(TREE_MARKER_VAR, marker);
-    }
-    let mut wrapped = CommandWrap::from(command);
-    platform::wrap(&mut wrapped, spec.scope, tracking::Tracking::current());
-    wrapped.wrap(KillOnDrop);
     // Before the child starts, so that the guard runs when it does; without one, nothing starts.
     let mut ticket = guard::ticket().map_err(SpawnError::GuardUnavailable)?;
-    let mut inner = wrapped.spawn().map_err(|e| classify_spawn_error(&launch.program, e))?;
+    let mut inner = platform::spawn(spec, marker.as_deref(), tracking::Tracking::current())
+        .map_err(|e| classify_spawn_error(&launch.program, e))?;
     let pid = inner.id().unwrap_or(0);
     let start = table::entry(pid as i32).map(|e| e.start);
     let kind = if spec.scope == Scope::Tree { guard::Kind::Tree } else { guard::Kind::Group };
