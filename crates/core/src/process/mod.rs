@@ -20,6 +20,7 @@
 //! | descendants that left the group or session (`setsid`) | yes: the child is a subreaper, so they stay below it; parent links and the marker find them | found through parent links while their parent lives, and through the marker after ([`tracking`]) | yes: Job Object |
 //! | double-forked daemons | yes (subreaper, marker) | through the marker | yes: Job Object |
 //! | the host dies mid-turn | the guard ends the tree ([`guard`]) | the guard ends the tree; it looks every 500 ms while the host lives | the kernel closes the Job Object |
+//! | no handle of the host's in the child (an app's own child pipes) | close-on-exec | close-on-exec | the child inherits its three stdio handles only (`platform/windows/spawn.rs`) |
 //!
 //! Limits: a descendant that both replaced its environment (`env -i`) and was orphaned after the
 //! child died is not found on Linux; on macOS the same holds for one orphaned at any time (no
