@@ -2,7 +2,7 @@
 // The Windows lane: the package built for Windows (x86_64-pc-windows-gnu, mingw-w64), loaded by
 // the Windows node.exe and run under Wine, so that the Windows code runs, not only compiles.
 //
-//   node scripts/windows-lane.mjs [--no-cargo] [vitest files…]
+//   node scripts/windows-lane.mjs [--no-cargo] [--host-kill] [vitest files…]
 //
 // 1. Tools: wine, mingw-w64 and the Rust target must be there (.ci/run installs them; the
 //    message says how).
@@ -21,7 +21,10 @@
 //    its win32-x64 codex.exe. The vitest suites that make sense on Windows run there under the
 //    Windows node, with their output to a file (the Windows node cannot use a Unix pipe as its
 //    own stdout).
-// 5. Afterwards nothing may be left running in the prefix but Wine's own services: whatever is
+// 5. Host death from Linux (scripts/windows/host-kill.mjs, on a full run or with --host-kill):
+//    a Windows host's Wine process gets SIGKILL while its turn's child runs (the fake, then the
+//    real codex.exe running ping), and every process of the turn must be gone.
+// 6. Afterwards nothing may be left running in the prefix but Wine's own services: whatever is
 //    is listed, ended, and fails the lane.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -30,7 +33,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { cacheDir } from './codex-versions.mjs'
 import { canIsolate, runIsolated } from './netns.mjs'
-import { describeProcess, liveWithEnvironment } from './processes.mjs'
+import { prefixProcesses } from './windows/prefix.mjs'
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 const TRIPLE = 'x86_64-pc-windows-gnu'
@@ -50,12 +53,14 @@ export const WINDOWS_SUITES = [
   '__test__/testing/fake-codex.test.ts',
   '__test__/discovery/windows.test.ts',
   '__test__/lifecycle/platform-windows.test.ts',
+  '__test__/lifecycle/handles.test.ts',
   '__test__/real/windows.test.ts',
 ]
 
 const args = process.argv.slice(2)
 const runCargo = !args.includes('--no-cargo')
 const files = args.filter((a) => !a.startsWith('--'))
+const hostKill = files.length === 0 || args.includes('--host-kill')
 
 const log = (text) => console.log(`windows-lane: ${text}`)
 const fail = (text) => {
@@ -177,14 +182,6 @@ if (!existsSync(keyFile) || readFileSync(keyFile, 'utf8') !== lockKey) {
   writeFileSync(keyFile, lockKey)
 }
 
-/** Processes of the prefix other than Wine's own, as `pid: argv` lines. */
-function leftInPrefix() {
-  const WINE_OWN = /\\(services|winedevice|plugplay|explorer|rpcss|svchost|conhost|start|tabtip|wineboot)\.exe|wineserver/i
-  return liveWithEnvironment(`WINEPREFIX=${prefix}`)
-    .filter((pid) => pid !== process.pid)
-    .map(describeProcess)
-    .filter((line) => !WINE_OWN.test(line) && !line.endsWith(': (gone)'))
-}
 
 const suites = files.length ? files : WINDOWS_SUITES
 log(`vitest under the Windows node ${NODE_VERSION}: ${suites.length} files`)
@@ -202,7 +199,14 @@ closeSync(out)
 process.stdout.write(readFileSync(output, 'utf8'))
 if (vitest.status !== 0) failed = true
 
-const left = leftInPrefix()
+// 5. host death from Linux, in the namespace too (the real Codex's mock is on its loopback)
+if (hostKill) {
+  log('host death from Linux: SIGKILL to a Windows host while its turn runs')
+  const killed = runIsolated([process.execPath, join(root, 'scripts/windows/host-kill.mjs'), nodeExe, stage], { cwd: stage, env: wineEnv, stdio: 'inherit' }, isolate)
+  if (killed.status !== 0) failed = true
+}
+
+const left = prefixProcesses(prefix).map((p) => p.line)
 if (left.length) {
   console.error(`windows-lane: processes left running after the suites:\n${left.join('\n')}`)
   failed = true

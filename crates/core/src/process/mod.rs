@@ -20,6 +20,7 @@
 //! | descendants that left the group or session (`setsid`) | yes: the child is a subreaper, so they stay below it; parent links and the marker find them | found through parent links while their parent lives, and through the marker after ([`tracking`]) | yes: Job Object |
 //! | double-forked daemons | yes (subreaper, marker) | through the marker | yes: Job Object |
 //! | the host dies mid-turn | the guard ends the tree ([`guard`]) | the guard ends the tree; it looks every 500 ms while the host lives | the kernel closes the Job Object |
+//! | no handle of the host's in the child (an app's own child pipes) | close-on-exec | close-on-exec | the child inherits its three stdio handles only (`platform/windows/spawn.rs`) |
 //!
 //! Limits: a descendant that both replaced its environment (`env -i`) and was orphaned after the
 //! child died is not found on Linux; on macOS the same holds for one orphaned at any time (no
@@ -30,6 +31,7 @@
 //! What differs between systems is in `platform`, chosen once at its `mod` lines.
 
 pub mod collect;
+pub mod command_line;
 pub mod guard;
 pub mod launch;
 pub mod stderr;
@@ -44,15 +46,14 @@ mod platform;
 #[cfg(all(test, windows))]
 mod windows_tests;
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
+use process_wrap::tokio::ChildWrapper;
 use std::ffi::OsString;
 use std::future::Future;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use stderr::{LineSink, StderrLog};
-use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::process::{ChildStdin, ChildStdout};
 use tree::{Marker, Tree};
 
 pub use launch::Launch;
@@ -232,26 +233,11 @@ impl tokio::io::AsyncWrite for Stdin {
 pub fn spawn(spec: &Spec, on_stderr: Option<LineSink>) -> Result<Child, SpawnError> {
     let launch = &spec.launch;
     check_launch(launch)?;
-    let mut command = Command::new(&launch.program);
-    command.args(&spec.args).current_dir(&launch.cwd);
-    if launch.clear_env {
-        command.env_clear();
-    }
-    command
-        .envs(launch.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     let marker = (spec.scope == Scope::Tree).then(guard::child_marker);
-    if let Some(marker) = &marker {
-        command.env(TREE_MARKER_VAR, marker);
-    }
-    let mut wrapped = CommandWrap::from(command);
-    platform::wrap(&mut wrapped, spec.scope, tracking::Tracking::current());
-    wrapped.wrap(KillOnDrop);
     // Before the child starts, so that the guard runs when it does; without one, nothing starts.
     let mut ticket = guard::ticket().map_err(SpawnError::GuardUnavailable)?;
-    let mut inner = wrapped.spawn().map_err(|e| classify_spawn_error(&launch.program, e))?;
+    let mut inner = platform::spawn(spec, marker.as_deref(), tracking::Tracking::current())
+        .map_err(|e| classify_spawn_error(&launch.program, e))?;
     let pid = inner.id().unwrap_or(0);
     let start = table::entry(pid as i32).map(|e| e.start);
     let kind = if spec.scope == Scope::Tree { guard::Kind::Tree } else { guard::Kind::Group };

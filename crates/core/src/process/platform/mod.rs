@@ -4,8 +4,9 @@
 //!
 //! Every system provides the same items:
 //!
-//! - how a child is started and ended: `wrap` (its group or session, its Job Object, the
-//!   child subreaper), `terminate` and `terminate_now`, `raw_fd` (its stdin for the guard);
+//! - how a child is started and ended: `spawn` (its group or session and the child subreaper
+//!   on Unix; on Windows its Job Object and exactly its three stdio handles), `terminate` and
+//!   `terminate_now`, `raw_fd` (its stdin for the guard);
 //! - signals for a tree: `signal_group`, `signal_process`, `group_exists`;
 //! - the process table: `TABLE`, `snapshot`, `entry`, `environ` and `ENVIRON_LAYOUT` (the OS
 //!   queries only: what they return is parsed in [`super::table`], on every system);

@@ -3,26 +3,46 @@
 
 use super::super::tracking::Tracking;
 use super::super::tree::{Signal, Tree};
-use super::super::{Scope, KILL_GRACE};
-use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup, ProcessSession};
+use super::super::{Scope, Spec, KILL_GRACE, TREE_MARKER_VAR};
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup, ProcessSession};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub fn wrap(command: &mut CommandWrap, scope: Scope, tracking: Tracking) {
-    match scope {
+/// Starts `spec`'s program in a process group (or session) of its own, with `marker` in its
+/// environment, made a subreaper where that is how orphans are tracked.
+pub fn spawn(spec: &Spec, marker: Option<&str>, tracking: Tracking) -> std::io::Result<Box<dyn ChildWrapper>> {
+    let launch = &spec.launch;
+    let mut command = tokio::process::Command::new(&launch.program);
+    command.args(&spec.args).current_dir(&launch.cwd);
+    if launch.clear_env {
+        command.env_clear();
+    }
+    command
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(marker) = marker {
+        command.env(TREE_MARKER_VAR, marker);
+    }
+    let mut wrapped = CommandWrap::from(command);
+    match spec.scope {
         Scope::Tree => {
-            command.wrap(ProcessGroup::leader());
+            wrapped.wrap(ProcessGroup::leader());
             if tracking == Tracking::Subreaper {
-                super::make_subreaper(command);
+                super::make_subreaper(&mut wrapped);
             }
         }
         Scope::Session => {
-            command.wrap(ProcessSession);
+            wrapped.wrap(ProcessSession);
         }
     }
+    wrapped.wrap(KillOnDrop);
+    wrapped.spawn()
 }
 
 /// Signals the tree (blocking work, off the runtime's threads) until it is gone.

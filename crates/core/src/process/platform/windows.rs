@@ -1,32 +1,73 @@
 //! Windows: every child in a Job Object of its own, which holds everything the child starts
 //! and which the kernel ends with the host's last handle to it. No process groups, no signals,
-//! no process table and no guard: the Job Object does what they do on Unix.
+//! no process table and no guard: the Job Object does what they do on Unix. Children are
+//! started here rather than through the standard library, so that each inherits its three
+//! stdio handles and nothing else of the host's (`spawn.rs` says why and how).
+
+mod spawn;
 
 use super::super::table::{Entry, EnvironLayout};
 use super::super::tracking::Tracking;
 use super::super::tree::{Signal, Tree};
-use super::super::Scope;
-use process_wrap::tokio::{ChildWrapper, CommandWrap, CreationFlags, JobObject};
+use super::super::{Spec, TREE_MARKER_VAR};
+use process_wrap::tokio::ChildWrapper;
+use spawn::JobChild;
+use std::any::Any;
+use std::ffi::OsString;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use windows::Win32::System::Threading::CREATE_NO_WINDOW;
+use std::time::{Duration, Instant};
 
-/// Every child in a Job Object of its own (with kill-on-close, from `KillOnDrop`): ending the
-/// job ends everything in it, and the kernel ends it when the host's last handle to it closes,
-/// however the host ends. A GUI host must not flash a console per child.
-pub fn wrap(command: &mut CommandWrap, _scope: Scope, _tracking: Tracking) {
-    command.wrap(CreationFlags(CREATE_NO_WINDOW));
-    command.wrap(JobObject);
+/// How long, once a job was terminated, its processes may take to be gone.
+const JOB_GONE_WAIT: Duration = Duration::from_millis(1000);
+/// How often a terminated job is asked whether it is empty.
+const JOB_POLL: Duration = Duration::from_millis(10);
+
+/// Starts `spec`'s program in a Job Object of its own with kill-on-close (ending the job ends
+/// everything in it, and the kernel ends it when the host's last handle to it closes, however
+/// the host ends), without a console window (a GUI host must not flash one per child), with
+/// exactly its stdio handles; `marker` goes into its environment.
+pub fn spawn(spec: &Spec, marker: Option<&str>, _tracking: Tracking) -> std::io::Result<Box<dyn ChildWrapper>> {
+    let launch = &spec.launch;
+    let mut env: Vec<(OsString, OsString)> = launch.env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+    if let Some(marker) = marker {
+        env.push((TREE_MARKER_VAR.into(), marker.into()));
+    }
+    let request = spawn::Request {
+        program: &launch.program,
+        args: &spec.args,
+        cwd: &launch.cwd,
+        clear_env: launch.clear_env,
+        env,
+        stdin: spec.stdin,
+    };
+    Ok(Box::new(spawn::start(&request)?))
 }
 
-/// Windows has no polite signal: the job is terminated once the child had its time.
+fn job_child(inner: &dyn ChildWrapper) -> Option<&JobChild> {
+    (inner as &dyn Any).downcast_ref::<JobChild>()
+}
+
+/// Windows has no polite signal: the job is terminated once the child had its time, and is
+/// empty before this returns (or the wait for it gave up).
 pub async fn terminate(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>, _grace: Duration) {
     let _ = inner.start_kill();
+    if let Some(child) = job_child(inner.as_ref()) {
+        let deadline = Instant::now() + JOB_GONE_WAIT;
+        while !child.job_is_empty() && Instant::now() < deadline {
+            tokio::time::sleep(JOB_POLL).await;
+        }
+    }
 }
 
 pub fn terminate_now(inner: &mut Box<dyn ChildWrapper>, _tree: &Arc<Mutex<Tree>>) {
     let _ = inner.start_kill();
+    if let Some(child) = job_child(inner.as_ref()) {
+        let deadline = Instant::now() + JOB_GONE_WAIT;
+        while !child.job_is_empty() && Instant::now() < deadline {
+            std::thread::sleep(JOB_POLL);
+        }
+    }
 }
 
 /// No guard holds a copy of a child's stdin here.
