@@ -10,6 +10,7 @@ const { runTurn, prepareTurn, WAITING } = require('./turn.js')
 const { forkThread } = require('./calls.js')
 const { CodexError, SteerError, failure } = require('./errors.js')
 const { checkOptions, wire, option, plain, isProxy } = require('./plain.js')
+const { serialIterator } = require('./iterator.js')
 
 /** The options of a turn that a conversation's options may not carry: each send gives its own. */
 const NOT_OPTIONS = {
@@ -243,23 +244,7 @@ class ConversationTurn {
   }
 
   [Symbol.asyncIterator]() {
-    if (this.#iterator === null) {
-      // Calls are chained so that concurrent next() calls still receive events in order.
-      let chain = Promise.resolve()
-      const serialize = (step) => (chain = chain.then(step, step))
-      this.#iterator = {
-        next: () => serialize(() => this.#next()),
-        return: () => serialize(() => this.#leave()),
-        throw: (error) =>
-          serialize(() => {
-            this.#leave()
-            throw error
-          }),
-        [Symbol.asyncIterator]() {
-          return this
-        },
-      }
-    }
+    this.#iterator ??= serialIterator({ next: () => this.#next(), leave: () => this.#leave() })
     return this.#iterator
   }
 }

@@ -6,6 +6,7 @@ const { SteerError, CodexError, settle, failure } = require('./errors.js')
 const { checkOptions, wire, option, checkMilliseconds, isProxy } = require('./plain.js')
 const { checkSignal, listen } = require('./signal.js')
 const { BatchReader } = require('./batch.js')
+const { serialIterator } = require('./iterator.js')
 const { serve, checkHandler } = require('./server-requests.js')
 
 /** Turns the native `InvalidArg` error of option validation into the TypeError callers expect. */
@@ -123,35 +124,11 @@ class Turn {
   }
 
   [Symbol.asyncIterator]() {
-    if (this.#iterator === null) {
-      // Calls are chained so that concurrent next() calls still receive events in order.
-      // While nothing is in flight, an event of the current batch is handed out at once:
-      // that is the common case, one promise per event instead of a chain of three.
-      let chain = Promise.resolve()
-      let inFlight = 0
-      const serialize = (step) => {
-        inFlight++
-        const settled = () => inFlight--
-        chain = chain.then(step, step)
-        chain.then(settled, settled)
-        return chain
-      }
-      this.#iterator = {
-        next: () => {
-          if (inFlight === 0 && this.#batch.more) return Promise.resolve(this.#take())
-          return serialize(() => this.#next())
-        },
-        return: () => serialize(() => this.#leave()),
-        throw: (error) =>
-          serialize(() => {
-            this.#leave()
-            throw error
-          }),
-        [Symbol.asyncIterator]() {
-          return this
-        },
-      }
-    }
+    this.#iterator ??= serialIterator({
+      next: () => this.#next(),
+      leave: () => this.#leave(),
+      ready: () => (this.#batch.more ? this.#take() : null),
+    })
     return this.#iterator
   }
 }
