@@ -9,10 +9,8 @@ const { runUtility } = require('./lib/utility.js')
 const { discoverCodex } = require('./lib/discovery.js')
 const { setLogger } = require('./lib/logger.js')
 const { CodexError, CallError, UtilityError, SteerError } = require('./lib/errors.js')
-const { readAccount, listModels, listThreads, readThread, forkThread } = require('./lib/calls.js')
+const { calls } = require('./lib/calls.js')
 const { openConversation } = require('./lib/conversation.js')
-const { loginWithApiKey, logout, renameThread, archiveThread, unarchiveThread, deleteThread, revertThread, compactThread } = require('./lib/calls.js')
-const { readGoal, setGoal, clearGoal, listSkills, listMcpServers, request } = require('./lib/calls.js')
 const { startLogin } = require('./lib/login.js')
 
 module.exports = {
@@ -26,25 +24,7 @@ module.exports = {
   CodexError,
   UtilityError,
   SteerError,
-  readAccount,
-  listModels,
-  listThreads,
-  readThread,
-  forkThread,
-  loginWithApiKey,
   startLogin,
-  logout,
-  renameThread,
-  archiveThread,
-  unarchiveThread,
-  deleteThread,
-  revertThread,
-  compactThread,
-  readGoal,
-  setGoal,
-  clearGoal,
-  listSkills,
-  listMcpServers,
-  request,
+  ...calls,
   CallError,
 }

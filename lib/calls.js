@@ -184,9 +184,8 @@ function request(method, params, options) {
   return argument('request', params, 'params', (copy) => startCall('request', undefined, options, { method, params: copy }))
 }
 
-module.exports = {
-  startCall,
-  threadCall,
+/** The calls around turns, as the package exports them. */
+const calls = {
   readAccount,
   listModels,
   listThreads,
@@ -207,3 +206,5 @@ module.exports = {
   listMcpServers,
   request,
 }
+
+module.exports = { startCall, threadCall, calls, ...calls }
