@@ -17,21 +17,26 @@ pub enum ImageDetail {
     Original,
 }
 
-/// One item as JavaScript gives it.
-#[derive(Deserialize, Debug)]
+/// One item of a turn's input: as JavaScript gives it (read with unknown fields refused) and,
+/// once checked, as the protocol's `UserInput` carries it (a `localImage` path as Codex sees it:
+/// inside the WSL distribution with a WSL locus). `text_elements` (rich-text spans) are none,
+/// and not the caller's to give.
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
-pub enum RawItem {
+pub enum InputItem {
     Text {
         text: String,
+        #[serde(skip_deserializing)]
+        text_elements: [(); 0],
     },
     LocalImage {
         path: String,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<ImageDetail>,
     },
     Image {
         url: String,
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<ImageDetail>,
     },
     /// A skill `listSkills` named: its `SKILL.md` goes to the model with the input.
@@ -40,36 +45,6 @@ pub enum RawItem {
         path: String,
     },
     /// An @-mention (a file, an app or a plugin, by the path Codex gave it).
-    Mention {
-        name: String,
-        path: String,
-    },
-}
-
-/// One checked item, as the protocol's `UserInput` carries it (a `localImage` path as Codex
-/// sees it: inside the WSL distribution with a WSL locus). `text_elements` (rich-text spans)
-/// are none.
-#[derive(Serialize, Clone, Debug, PartialEq)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum InputItem {
-    Text {
-        text: String,
-        text_elements: [(); 0],
-    },
-    LocalImage {
-        path: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        detail: Option<ImageDetail>,
-    },
-    Image {
-        url: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        detail: Option<ImageDetail>,
-    },
-    Skill {
-        name: String,
-        path: String,
-    },
     Mention {
         name: String,
         path: String,
@@ -85,7 +60,7 @@ impl InputItem {
 /// `prompt` or `input` (exactly one) as the turn's input items.
 pub fn from_options(
     prompt: Option<String>,
-    input: Option<Vec<RawItem>>,
+    input: Option<Vec<InputItem>>,
     locus: Option<&Locus>,
 ) -> Result<Vec<InputItem>, OptionsError> {
     match (prompt, input) {
@@ -99,38 +74,39 @@ pub fn from_options(
 
 /// The input of a steer (JSON text of an item array); errors name the item as `input[i]`.
 pub fn steer_input(json: &str, locus: Option<&Locus>) -> Result<Vec<InputItem>, OptionsError> {
-    let items: Vec<RawItem> = crate::options::json::from_json_as(json, "input")?;
+    let items: Vec<InputItem> = crate::options::json::from_json_as(json, "input")?;
     items_of(items, "input", locus)
 }
 
 /// Checks `items`; errors name the item as `{path}[i]`.
-pub fn items_of(items: Vec<RawItem>, path: &str, locus: Option<&Locus>) -> Result<Vec<InputItem>, OptionsError> {
+pub fn items_of(items: Vec<InputItem>, path: &str, locus: Option<&Locus>) -> Result<Vec<InputItem>, OptionsError> {
     if items.is_empty() {
         return Err(invalid(format!("{path} must hold at least one item")));
     }
     items.into_iter().enumerate().map(|(i, item)| checked(item, &format!("{path}[{i}]"), locus)).collect()
 }
 
-fn checked(item: RawItem, at: &str, locus: Option<&Locus>) -> Result<InputItem, OptionsError> {
+/// `item` as it goes on the wire, once it is found good.
+fn checked(item: InputItem, at: &str, locus: Option<&Locus>) -> Result<InputItem, OptionsError> {
     match item {
-        RawItem::Text { text } if text.is_empty() => Err(invalid(format!("{at}.text must be a non-empty string"))),
-        RawItem::Text { text } => Ok(InputItem::text(text)),
-        RawItem::LocalImage { path, detail } => {
+        InputItem::Text { text, .. } if text.is_empty() => Err(invalid(format!("{at}.text must be a non-empty string"))),
+        InputItem::Text { text, .. } => Ok(InputItem::text(text)),
+        InputItem::LocalImage { path, detail } => {
             Ok(InputItem::LocalImage { path: local_file(path, at, locus)?, detail })
         }
-        RawItem::Skill { name, path } => {
+        InputItem::Skill { name, path } => {
             // Codex leaves out a skill whose file it cannot read without a word: said here instead.
             let name = named(name, at)?;
             Ok(InputItem::Skill { name, path: local_file(path, at, locus)? })
         }
-        RawItem::Mention { name, path } => {
+        InputItem::Mention { name, path } => {
             let name = named(name, at)?;
             if path.trim().is_empty() {
                 return Err(invalid(format!("{at}.path must be a non-empty string")));
             }
             Ok(InputItem::Mention { name, path })
         }
-        RawItem::Image { url, detail } => {
+        InputItem::Image { url, detail } => {
             let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
             match scheme.as_deref() {
                 Some("http" | "https") if url.len() > scheme.as_ref().map_or(0, |s| s.len() + 3) => {
@@ -176,7 +152,7 @@ mod tests {
     use serde_json::json;
 
     fn parse(input: serde_json::Value) -> Result<Vec<InputItem>, String> {
-        let raw: Vec<RawItem> =
+        let raw: Vec<InputItem> =
             crate::options::json::from_json_as(&input.to_string(), "options.input").map_err(|e| e.0)?;
         items_of(raw, "options.input", None).map_err(|e| e.0)
     }
@@ -218,6 +194,9 @@ mod tests {
         assert_eq!(url, "options.input[0].url must be an http(s) or data: URL");
         assert!(err(json!([{"type": "image", "url": "https://"}])).ends_with("http(s) or data: URL"));
         assert!(err(json!([{"type": "image", "url": "x", "detail": "ultra"}])).contains("[0]"));
+        // The wire's own fields are not the caller's: an item carrying one is refused, by name.
+        let spans = err(json!([{"type": "text", "text": "a", "text_elements": []}]));
+        assert!(spans.contains("[0]") && spans.contains("text_elements"), "{spans}");
     }
 
     #[test]
@@ -272,7 +251,7 @@ o\SKILL.md"
 
     #[test]
     fn exactly_one_of_prompt_and_input() {
-        let item = || Some(vec![RawItem::Text { text: "a".into() }]);
+        let item = || Some(vec![InputItem::text("a")]);
         assert!(from_options(Some("p".into()), item(), None).unwrap_err().0.contains("exactly one"));
         assert!(from_options(None, None, None).unwrap_err().0.contains("is required"));
         assert!(from_options(Some(" ".into()), None, None).unwrap_err().0.starts_with("options.prompt"));

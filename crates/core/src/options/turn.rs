@@ -2,7 +2,7 @@
 //! `start()` — as JavaScript passes them (JSON), validated into what the runner uses. Every
 //! error names the option it is about.
 
-use super::input::{self, InputItem, RawItem};
+use super::input::{self, InputItem};
 use super::json::{from_json, invalid, millis, OptionsError};
 use super::locus::Locus;
 use super::mcp::McpPolicy;
@@ -81,7 +81,7 @@ struct RawOptions {
     #[serde(default)]
     prompt: Option<String>,
     #[serde(default)]
-    input: Option<Vec<RawItem>>,
+    input: Option<Vec<InputItem>>,
     cwd: String,
     #[serde(default)]
     model: Option<String>,
@@ -185,7 +185,7 @@ impl TurnInput {
     /// Checks the fields; errors name them as `{at}.<field>` (`options.prompt`).
     fn parse(
         prompt: Option<String>,
-        input: Option<Vec<RawItem>>,
+        input: Option<Vec<InputItem>>,
         output_schema: Option<Box<RawValue>>,
         effort: Option<String>,
         locus: Option<&Locus>,
@@ -211,7 +211,7 @@ pub fn parse_start(json: &str, locus: Option<&Locus>) -> Result<TurnInput, Optio
         #[serde(default)]
         prompt: Option<String>,
         #[serde(default)]
-        input: Option<Vec<RawItem>>,
+        input: Option<Vec<InputItem>>,
         #[serde(default)]
         output_schema: Option<Box<RawValue>>,
         #[serde(default)]
