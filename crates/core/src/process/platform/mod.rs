@@ -16,7 +16,7 @@
 //!
 //! Unix (`unix.rs`) shares groups, signals and the guard; its process table and subreaper come
 //! from the system's own file (Linux: `/proc` and `PR_SET_CHILD_SUBREAPER`; macOS:
-//! `proc_listallpids`, `proc_pidinfo`, `KERN_PROCARGS2`; any other Unix: none).
+//! `proc_listallpids`, `proc_pidinfo`, `KERN_PROCARGS2`; any other Unix: none, as on Windows, in `no_table.rs`).
 
 #[cfg(unix)]
 mod unix;
@@ -42,3 +42,8 @@ pub use macos::*;
 mod unix_other;
 #[cfg(all(unix, not(any(target_os = "linux", target_os = "macos"))))]
 pub use unix_other::*;
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+mod no_table;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub use no_table::*;

@@ -6,7 +6,6 @@
 
 mod spawn;
 
-use super::super::table::{Entry, EnvironLayout};
 use super::super::tracking::Tracking;
 use super::super::tree::{Signal, Tree};
 use super::super::{Spec, TREE_MARKER_VAR};
@@ -86,22 +85,8 @@ pub fn group_exists(_pgid: i32) -> bool {
     false
 }
 
-pub const TABLE: bool = false;
 /// No subreaper, and no need of one: the Job Object holds every descendant.
 pub const SUBREAPER: bool = false;
-pub const ENVIRON_LAYOUT: EnvironLayout = EnvironLayout::Plain;
-
-pub fn snapshot() -> Vec<Entry> {
-    Vec::new()
-}
-
-pub fn entry(_pid: i32) -> Option<Entry> {
-    None
-}
-
-pub fn environ(_pid: i32) -> Option<Vec<u8>> {
-    None
-}
 
 /// Windows has no execute bit: whether a file runs is known when it is started.
 pub fn is_executable(_meta: &std::fs::Metadata) -> bool {
