@@ -40,15 +40,9 @@ pub enum InputItem {
         detail: Option<ImageDetail>,
     },
     /// A skill `listSkills` named: its `SKILL.md` goes to the model with the input.
-    Skill {
-        name: String,
-        path: String,
-    },
+    Skill { name: String, path: String },
     /// An @-mention (a file, an app or a plugin, by the path Codex gave it).
-    Mention {
-        name: String,
-        path: String,
-    },
+    Mention { name: String, path: String },
 }
 
 impl InputItem {
@@ -89,7 +83,9 @@ pub fn items_of(items: Vec<InputItem>, path: &str, locus: Option<&Locus>) -> Res
 /// `item` as it goes on the wire, once it is found good.
 fn checked(item: InputItem, at: &str, locus: Option<&Locus>) -> Result<InputItem, OptionsError> {
     match item {
-        InputItem::Text { text, .. } if text.is_empty() => Err(invalid(format!("{at}.text must be a non-empty string"))),
+        InputItem::Text { text, .. } if text.is_empty() => {
+            Err(invalid(format!("{at}.text must be a non-empty string")))
+        }
         InputItem::Text { text, .. } => Ok(InputItem::text(text)),
         InputItem::LocalImage { path, detail } => {
             Ok(InputItem::LocalImage { path: local_file(path, at, locus)?, detail })

@@ -57,6 +57,19 @@ fn push_arg(line: &mut Vec<u16>, arg: &[u16]) -> io::Result<()> {
         return Err(invalid("an argument contains a NUL character"));
     }
     let quoted = arg.is_empty() || arg.iter().any(|&c| c == SPACE || c == TAB);
+    push_escaped(line, arg, quoted, |line, c, backslashes| {
+        if c == QUOTE {
+            // 2n + 1 backslashes before a literal quote.
+            line.extend(std::iter::repeat_n(BACKSLASH, backslashes + 1));
+        }
+    });
+    Ok(())
+}
+
+/// Appends `arg`, in quotes when `quoted`; `escape` writes what goes before each character other
+/// than a backslash, given the backslashes just before it. Before the closing quote the
+/// backslashes are doubled (2n), so that it stays a closing quote.
+fn push_escaped(line: &mut Vec<u16>, arg: &[u16], quoted: bool, escape: impl Fn(&mut Vec<u16>, u16, usize)) {
     if quoted {
         line.push(QUOTE);
     }
@@ -65,20 +78,15 @@ fn push_arg(line: &mut Vec<u16>, arg: &[u16]) -> io::Result<()> {
         if c == BACKSLASH {
             backslashes += 1;
         } else {
-            if c == QUOTE {
-                // 2n + 1 backslashes before a literal quote.
-                line.extend(std::iter::repeat_n(BACKSLASH, backslashes + 1));
-            }
+            escape(line, c, backslashes);
             backslashes = 0;
         }
         line.push(c);
     }
     if quoted {
-        // 2n backslashes before the closing quote.
         line.extend(std::iter::repeat_n(BACKSLASH, backslashes));
         line.push(QUOTE);
     }
-    Ok(())
 }
 
 /// The command line that has `cmd.exe` run the batch file `script` with `args`.
@@ -115,30 +123,16 @@ fn push_batch_arg(line: &mut Vec<u16>, arg: &[u16]) {
     let quoted = arg.is_empty()
         || arg.last() == Some(&BACKSLASH)
         || char::decode_utf16(arg.iter().copied()).any(|c| c.is_ok_and(|c| !plain_in_batch(c)));
-    if quoted {
-        line.push(QUOTE);
-    }
-    let mut backslashes = 0usize;
-    for &c in arg {
-        if c == BACKSLASH {
-            backslashes += 1;
-        } else {
-            if c == QUOTE {
-                // The backslashes before it doubled, and the quote doubled.
-                line.extend(std::iter::repeat_n(BACKSLASH, backslashes));
-                line.push(QUOTE);
-            } else if c == b'%' as u16 {
-                // `%%cd:~,%`: an empty substring of %cd%, which stops `%NAME%` expanding.
-                line.extend(wide("%%cd:~,"));
-            }
-            backslashes = 0;
+    push_escaped(line, arg, quoted, |line, c, backslashes| {
+        if c == QUOTE {
+            // The backslashes before it doubled, and the quote doubled.
+            line.extend(std::iter::repeat_n(BACKSLASH, backslashes));
+            line.push(QUOTE);
+        } else if c == b'%' as u16 {
+            // `%%cd:~,%`: an empty substring of %cd%, which stops `%NAME%` expanding.
+            line.extend(wide("%%cd:~,"));
         }
-        line.push(c);
-    }
-    if quoted {
-        line.extend(std::iter::repeat_n(BACKSLASH, backslashes));
-        line.push(QUOTE);
-    }
+    });
 }
 
 /// Splits a command line into arguments as the C runtime does (the program name by its own
@@ -213,6 +207,25 @@ pub fn split(line: &[u16]) -> Vec<Vec<u16>> {
 }
 
 #[cfg(test)]
+/// Arguments that each quoting rule meets: spaces, tabs, quotes, backslashes before quotes and
+/// at the end, nothing at all, variables and the characters `cmd.exe` treats specially.
+pub const AWKWARD: &[&str] = &[
+    "plain",
+    "",
+    "two words",
+    "tab\there",
+    r#"say "hi""#,
+    r"C:\dir\",
+    r"C:\dir with space\",
+    r#"a\\"b"#,
+    "%PATH%",
+    "&|<>^()!",
+    "-c",
+    r#"mcp_servers.x.command="C:\\n o\\x.exe""#,
+    "é ü 日本",
+];
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
@@ -231,23 +244,11 @@ mod tests {
 
     #[test]
     fn a_program_gets_its_arguments_back() {
-        let list = [
-            "app-server",
-            "",
-            "two words",
-            "tab\there",
-            r#"say "hi""#,
-            r"C:\dir\",
-            r"C:\dir with space\",
-            r#"a\\"b"#,
-            "-c",
-            r#"mcp_servers.x.command="C:\\n o\\x.exe""#,
-        ];
-        let line = program(&w(r"C:\Program Files\codex\codex.exe"), &args(&list)).unwrap();
+        let line = program(&w(r"C:\Program Files\codex\codex.exe"), &args(AWKWARD)).unwrap();
         let back = split(&line);
         assert_eq!(text(&back[0]), r"C:\Program Files\codex\codex.exe");
-        assert_eq!(back[1..].iter().map(|a| text(a)).collect::<Vec<_>>(), list);
-        let expected = r#""C:\Program Files\codex\codex.exe" app-server "" "two words" "tab<TAB>here" "say \"hi\"" C:\dir\ "C:\dir with space\\" a\\\\\"b -c "mcp_servers.x.command=\"C:\\n o\\x.exe\"""#;
+        assert_eq!(back[1..].iter().map(|a| text(a)).collect::<Vec<_>>(), AWKWARD);
+        let expected = r#""C:\Program Files\codex\codex.exe" plain "" "two words" "tab<TAB>here" "say \"hi\"" C:\dir\ "C:\dir with space\\" a\\\\\"b %PATH% &|<>^()! -c "mcp_servers.x.command=\"C:\\n o\\x.exe\"" "é ü 日本""#;
         assert_eq!(text(&line), expected.replace("<TAB>", "\t"));
     }
 

@@ -8,6 +8,7 @@
 //! this process but its stdio, and its command line and environment are the standard
 //! library's.
 
+use super::command_line::AWKWARD;
 use super::{spawn, End, Launch, SpawnError, Spec};
 use std::ffi::c_void;
 use std::os::windows::ffi::OsStrExt;
@@ -235,24 +236,6 @@ async fn a_child_inherits_nothing_of_the_host_but_its_stdio() {
     );
     assert_eq!(set_by_std, WAIT_OBJECT_0, "the event after the standard library's child");
 }
-
-/// Arguments that each quoting rule meets: spaces, tabs, quotes, backslashes before quotes and
-/// at the end, nothing at all, variables and the characters `cmd.exe` treats specially.
-const AWKWARD: &[&str] = &[
-    "plain",
-    "",
-    "two words",
-    "tab\there",
-    r#"say "hi""#,
-    r"C:\dir\",
-    r"C:\dir with space\",
-    r#"a\\"b"#,
-    "%PATH%",
-    "&|<>^()!",
-    "-c",
-    r#"mcp_servers.x.command="C:\\n o\\x.exe""#,
-    "é ü 日本",
-];
 
 #[tokio::test]
 async fn a_program_gets_the_command_line_and_environment_the_standard_library_gives_it() {
