@@ -727,7 +727,7 @@ export function loginWithApiKey(apiKey: string, options?: CallOptions): Promise<
 export interface StartLoginOptions extends CallOptions {
   /** `'chatgpt'` (default): in the browser; `'chatgptDeviceCode'`: a code entered on another device. */
   type?: 'chatgpt' | 'chatgptDeviceCode'
-  /** How long the login may wait for the user before it is cancelled (`REQUEST_TIMEOUT`); default 600000. */
+  /** How long the login may wait for the user, from when `started` resolves, before it is cancelled (`REQUEST_TIMEOUT`); default 600000. */
   timeoutMs?: number
 }
 

@@ -64,6 +64,7 @@ struct Watcher {
     /// The login completed (or never started): an abort now stops at once.
     settled: bool,
     ending: Option<Ending>,
+    /// Set once the user is shown what to do: the time to start Codex and ask it is not theirs.
     deadline: Option<Instant>,
     timeout: Duration,
 }
@@ -75,7 +76,7 @@ impl Watcher {
             completed: None,
             settled: false,
             ending: None,
-            deadline: timeout.map(|t| Instant::now() + t),
+            deadline: None,
             timeout: timeout.unwrap_or_default(),
         }
     }
@@ -239,6 +240,7 @@ async fn play<R: Input, W: Output>(
     };
     tracing::Span::current().record("loginId", login_id.as_str());
     watcher.login_id = Some(login_id.clone());
+    watcher.deadline = Some(Instant::now() + timeout);
     let shown = json!({
         "loginId": login_id,
         "authUrl": began.auth_url,

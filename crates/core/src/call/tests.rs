@@ -935,6 +935,24 @@ async fn a_login_past_its_time_is_cancelled_and_times_out() {
 }
 
 #[tokio::test]
+async fn a_login_s_time_starts_when_the_user_is_shown_what_to_do() {
+    // Codex takes longer to start the login than the user is given: that time is not theirs.
+    let logged = login_with(json!({"timeoutMs": 200}), Arc::new(Control::new()), |mut p| async move {
+        hello(&mut p).await;
+        let start = p.expect("account/login/start").await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        p.respond(&start, json!({"type": "chatgpt", "loginId": "l1", "authUrl": AUTH_URL})).await;
+        p.notify("account/login/completed", json!({"loginId": "l1", "success": true, "error": null})).await;
+        answer(&mut p, "account/read", json!({"account": null, "requiresOpenaiAuth": true})).await;
+        answer(&mut p, "account/rateLimits/read", json!({"rateLimits": {"limitId": "codex"}})).await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert!(logged.outcome.is_ok(), "{:?}", logged.outcome);
+    assert!(!logged.received.iter().any(|m| m["method"] == "account/login/cancel"));
+}
+
+#[tokio::test]
 async fn a_refused_login_start_is_login_failed_in_codex_words() {
     let logged = login_with(json!({"type": "chatgptDeviceCode"}), Arc::new(Control::new()), |mut p| async move {
         hello(&mut p).await;
