@@ -72,7 +72,7 @@ class FakeCodex {
 
   logStart() {
     const env = Object.fromEntries((this.script.logEnv ?? []).map((name) => [name, process.env[name] ?? null]))
-    this.log({ event: 'start', argv: this.argv, cwd: process.cwd(), pgid: ownPgid(), env })
+    this.log({ event: 'start', argv: this.argv, cwd: process.cwd(), pgid: ownPgid(), ppid: process.ppid, env })
   }
 
   /** The subcommand after the global options (`-c k=v`, `--enable x`, `--disable x`). */

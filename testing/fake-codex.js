@@ -233,10 +233,15 @@ function fakeCodexRuns(codexPath) {
     const { run: pid, ...rest } = entry
     let run = runs.get(pid)
     if (!run) {
-      run = { pid, argv: [], cwd: '', pgid: null, env: {}, received: [], unparsed: [], sent: [], events: [], stdinClosed: false, grandchildren: [], exitCode: null }
+      run = { pid, launcherPid: pid, argv: [], cwd: '', pgid: null, env: {}, received: [], unparsed: [], sent: [], events: [], stdinClosed: false, grandchildren: [], exitCode: null }
       runs.set(pid, run)
     }
-    if (rest.event === 'start') Object.assign(run, { argv: rest.argv, cwd: rest.cwd, pgid: rest.pgid ?? null, env: rest.env ?? {} })
+    if (rest.event === 'start') {
+      // On Windows the fake is a .cmd: what the runner started (and a `started` event names) is
+      // cmd.exe, the fake's parent. On Unix the script execs Node, which keeps its pid.
+      const launcherPid = process.platform === 'win32' && rest.ppid ? rest.ppid : pid
+      Object.assign(run, { launcherPid, argv: rest.argv, cwd: rest.cwd, pgid: rest.pgid ?? null, env: rest.env ?? {} })
+    }
     else if ('received' in rest) run.received.push(rest.received)
     else if ('unparsed' in rest) run.unparsed.push(rest.unparsed)
     else if ('sent' in rest) run.sent.push(rest.sent)

@@ -326,7 +326,13 @@ export function writeFakeCodex(script?: FakeCodexScript, options?: WriteFakeCode
 
 /** One process started from a fake. */
 export interface FakeCodexRun {
+  /** The fake's own process. */
   pid: number
+  /**
+   * The process the runner started, as a `started` event names it: the fake itself on Unix,
+   * `cmd.exe` running the fake's `.cmd` on Windows.
+   */
+  launcherPid: number
   /** Its arguments, e.g. `['app-server']`, or `['--disable', 'plugins', 'mcp', 'list', '--json']`. */
   argv: string[]
   cwd: string

@@ -69,7 +69,7 @@ describe('a conversation keeps its thread and prepares the next turn', () => {
     expect(conversation.threadId).toBeNull()
     expect(conversation.running).toBeNull()
     expect(await ready(conversation)).toEqual({ threadId: THREAD_ID })
-    const before = log.starts().map((s) => s.pid)
+    const before = log.starts().map((s) => s.launcherPid)
     expect(before).toHaveLength(1)
 
     const first = conversation.send('One.')
@@ -83,11 +83,11 @@ describe('a conversation keeps its thread and prepares the next turn', () => {
     expect(conversation.running).toBeNull()
     // The next child is being prepared now, on the thread.
     expect(await ready(conversation)).toEqual({ threadId: THREAD_ID })
-    const prepared = log.starts().map((s) => s.pid)
+    const prepared = log.starts().map((s) => s.launcherPid)
     expect(prepared).toHaveLength(2)
 
     const second = conversation.send([{ type: 'text', text: 'Two.' }])
-    expect(log.starts().map((s) => s.pid), 'no child is started at send time').toEqual(prepared)
+    expect(log.starts().map((s) => s.launcherPid), 'no child is started at send time').toEqual(prepared)
     const secondEvents = await collect(second)
     expect(assertOneTerminalLast(secondEvents)).toMatchObject({ status: 'completed', threadId: THREAD_ID })
     expect(startedOf(secondEvents).map((s) => s.pid)).toEqual([prepared[1]])
@@ -278,7 +278,7 @@ describe('a prepared child that died', () => {
     expect(assertOneTerminalLast(events)).toMatchObject({ status: 'completed', finalMessage: 'Hello world', failure: null })
     const started = startedOf(events)
     expect(started).toHaveLength(1)
-    expect(started[0].pid).not.toBe(dead.pid)
+    expect(started[0].pid).not.toBe(dead.launcherPid)
     expect(log.requests('turn/start').map(text)).toEqual(['Still there?'])
     // The dead child had opened a new thread of its own: the fresh child starts one too.
     expect(log.runs()[1].requests('thread/start')).toHaveLength(1)

@@ -291,6 +291,8 @@ export const fakeCodexPath = (dir: string): string => writeFake('minimal', {}, d
 
 export interface StartEntry {
   pid: number
+  /** What a `started` event names (see FakeCodexRun). */
+  launcherPid: number
   pgid: number | null
   argv: string[]
   cwd: string
@@ -322,6 +324,7 @@ export class FakeLog {
       .filter((r) => r.argv[0] === 'app-server')
       .map((r) => ({
         pid: r.pid,
+        launcherPid: r.launcherPid,
         pgid: r.pgid,
         argv: r.argv,
         cwd: r.cwd,
