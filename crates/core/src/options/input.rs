@@ -214,12 +214,7 @@ mod tests {
             ])
         );
         let err = |v| parse(v).unwrap_err();
-        let missing = if cfg!(windows) {
-            r"C:
-o\SKILL.md"
-        } else {
-            "/no/SKILL.md"
-        };
+        let missing = if cfg!(windows) { r"C:\no\SKILL.md" } else { "/no/SKILL.md" };
         let gone = err(json!([{"type": "skill", "name": "deploy", "path": missing}]));
         assert!(gone.starts_with("options.input[0].path") && gone.contains("cannot be read"), "{gone}");
         let relative = err(json!([{"type": "skill", "name": "deploy", "path": "SKILL.md"}]));
