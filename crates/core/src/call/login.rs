@@ -13,14 +13,13 @@
 //! (`LOGIN_FAILED`).
 
 use super::script::{account_info, Caller};
-use crate::app_server::{self, NotStarted, Started};
 use crate::cancel::Cancel;
 use crate::exchange::{failures, handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::call::{CallOptions, LoginKind, Secret};
-use crate::process::{ServerProcess, Spec};
+use crate::process::ServerProcess;
 use crate::protocol::{method, params, LoginCancel, LoginStart, RpcError};
-use crate::resolve::{Resolved, Target};
+use crate::resolve::Target;
 use crate::rpc::Connection;
 use crate::transport::FrameReader;
 use serde::Deserialize;
@@ -383,18 +382,8 @@ pub fn start(options: CallOptions, aborted: bool) -> (Login, impl Future<Output 
 async fn run(options: CallOptions, cancel: Arc<Cancel>, started: Arc<watch::Sender<Option<String>>>) -> super::Outcome {
     let span = tracing::info_span!("login", call = options.call.name(), pid = Empty, loginId = Empty);
     async move {
-        let prepare = |resolved: Resolved| async move {
-            let mut spec: Spec = resolved.launch.spec(["app-server"]);
-            spec.stdin = true;
-            Ok::<_, Failure>(spec)
-        };
-        let mut child = match app_server::start(&options.target, &cancel, prepare, None).await {
-            Ok(Started { child, .. }) => child,
-            Err(NotStarted::Aborted) => return Err(super::cancelled(&options.call)),
-            Err(NotStarted::Failed(failure)) => return Err(failure),
-        };
-        let (stdin, stdout) =
-            (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
+        let mut child = super::start_child(&options, &cancel).await?;
+        let (stdout, stdin) = child.pipes();
         let outcome = drive(stdout, stdin, child, &options, &cancel, &started).await;
         let code = outcome.as_ref().err().map(|failure| failure.code.as_str());
         tracing::info!(code, "login ended");

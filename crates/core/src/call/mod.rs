@@ -18,7 +18,7 @@ use crate::app_server::{self, NotStarted, Started};
 use crate::cancel::Cancel;
 use crate::exchange::{Exchange, Input, Output, Stop};
 use crate::failure::{Code, Failure, FailureSource};
-use crate::process::{ServerProcess, Spec};
+use crate::process::{Child, ServerProcess, Spec};
 use crate::resolve::Resolved;
 use crate::rpc::Connection;
 use crate::transport::FrameReader;
@@ -111,6 +111,13 @@ pub async fn run(options: CallOptions, cancel: Arc<Cancel>) -> Outcome {
 }
 
 async fn start_and_drive(options: &CallOptions, cancel: &Cancel) -> Outcome {
+    let mut child = start_child(options, cancel).await?;
+    let (stdout, stdin) = child.pipes();
+    drive(stdout, stdin, child, options, cancel).await
+}
+
+/// The `codex app-server` child of a call (a login's included), started where its target says.
+async fn start_child(options: &CallOptions, cancel: &Cancel) -> Result<Child, Failure> {
     let prepare = |resolved: Resolved| async move {
         let mut args = vec![std::ffi::OsString::from("app-server")];
         // Listing MCP servers without starting them: no plugin or app brings servers of its own.
@@ -127,13 +134,11 @@ async fn start_and_drive(options: &CallOptions, cancel: &Cancel) -> Outcome {
         }
         Ok::<_, Failure>(spec)
     };
-    let mut child = match app_server::start(&options.target, cancel, prepare, None).await {
-        Ok(Started { child, .. }) => child,
-        Err(NotStarted::Aborted) => return Err(cancelled(&options.call)),
-        Err(NotStarted::Failed(failure)) => return Err(failure),
-    };
-    let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
-    drive(stdout, stdin, child, options, cancel).await
+    match app_server::start(&options.target, cancel, prepare, None).await {
+        Ok(Started { child, .. }) => Ok(child),
+        Err(NotStarted::Aborted) => Err(cancelled(&options.call)),
+        Err(NotStarted::Failed(failure)) => Err(failure),
+    }
 }
 
 /// Plays one call over an established connection and ends the process before it answers.

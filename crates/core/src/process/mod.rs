@@ -316,6 +316,11 @@ impl Child {
         self.pid
     }
 
+    /// Its stdout and stdin, taken once, to speak to it over.
+    pub fn pipes(&mut self) -> (ChildStdout, Stdin) {
+        (self.stdout.take().expect("stdout is piped, once"), self.stdin.take().expect("stdin is piped, once"))
+    }
+
     /// Waits up to `within` for the child to exit by itself.
     pub async fn wait(&mut self, within: Duration) -> Option<ExitInfo> {
         if self.exit.is_some() {

@@ -190,7 +190,7 @@ async fn start_and_drive(
             Err(NotStarted::Aborted) => return Terminal::killed_before_start(),
             Err(NotStarted::Failed(failure)) => return Terminal::failed(failure),
         };
-    let (stdin, stdout) = (child.stdin.take().expect("stdin is piped"), child.stdout.take().expect("stdout is piped"));
+    let (stdout, stdin) = child.pipes();
     drive_with(stdout, stdin, child, options, &codex_path, turn_key, (stream, cancel, controls), &prelude).await
 }
 
