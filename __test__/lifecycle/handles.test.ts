@@ -51,6 +51,12 @@ interface Own {
 /** The app's own children: a shell printing a line, piped as `git` is when an app runs it. */
 class Spawner {
   readonly children: Own[] = []
+  /**
+   * Spawns the system refused (under Wine on a loaded machine, now and then `spawn UNKNOWN`):
+   * children that never started cannot stall, so they are named in the round's line and the
+   * loop goes on until enough children did start.
+   */
+  readonly refused: string[] = []
   private stopped = false
   private wake: (() => void) | null = null
   turnsRunning = false
@@ -64,10 +70,17 @@ class Spawner {
     return this.children.length
   }
 
-  private spawnOne(): void {
+  /** Spawns one child; false when the system refused to. */
+  private spawnOne(): boolean {
     const [command, args] =
       process.platform === 'win32' ? [process.env.ComSpec ?? 'cmd.exe', ['/d', '/c', 'echo own']] : ['/bin/sh', ['-c', 'echo own']]
-    const proc = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
+    let proc: ChildProcess
+    try {
+      proc = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
+    } catch (error) {
+      this.refused.push(String(error))
+      return false
+    }
     const own: Own = { index: this.children.length, proc, exited: false, closed: false, exitedAt: -1, closedAt: -1, closedWhileTurnsRan: false }
     this.children.push(own)
     proc.stdin!.end()
@@ -84,6 +97,7 @@ class Spawner {
       own.closedAt = this.spawned
       own.closedWhileTurnsRan = this.turnsRunning
     })
+    return true
   }
 
   private async loop(): Promise<void> {
@@ -92,10 +106,11 @@ class Spawner {
         await new Promise<void>((resolve) => (this.wake = resolve))
         continue
       }
-      this.spawnOne()
+      const spawned = this.spawnOne()
       // Spawns one after the other, so that one of Node's child pipes is being set up most of
-      // the time; a turn of the package started meanwhile is what this is about.
-      await new Promise((resolve) => setImmediate(resolve))
+      // the time; a turn of the package started meanwhile is what this is about. After a
+      // refusal, a moment for the system.
+      await new Promise((resolve) => (spawned ? setImmediate(resolve) : setTimeout(resolve, 50)))
     }
   }
 
@@ -131,7 +146,7 @@ describe('no handle of the app in Codex', () => {
   it(
     "the app's own piped children close right after they exit while turns start and run",
     async () => {
-      const totals = { rounds: 0, turns: 0, own: 0, stalled: 0 }
+      const totals = { rounds: 0, turns: 0, own: 0, stalled: 0, refused: 0 }
       for (let round = 1; round <= ROUNDS; round++) {
         const dir = made('rennet-handles-')
         const codexPath = writeFakeCodex({ steps: [{ type: 'hang' }] }, { dir })
@@ -158,12 +173,14 @@ describe('no handle of the app in Codex', () => {
           const lag = Math.max(0, ...spawner.children.filter((c) => c.closedWhileTurnsRan).map((c) => c.closedAt - c.exitedAt))
           console.log(
             `handles round ${round}: ${TURNS} turns, ${spawner.spawned} own children, ${stalled.length} stalled` +
-              ` (closed only once the turns ended: ${stalled.filter((c) => c.closed).length}); most own spawns between an exit and its close: ${lag}`,
+              ` (closed only once the turns ended: ${stalled.filter((c) => c.closed).length}); most own spawns between an exit and its close: ${lag}` +
+              (spawner.refused.length ? `; spawns the system refused: ${spawner.refused.length} (${[...new Set(spawner.refused)].join('; ')})` : ''),
           )
           totals.rounds++
           totals.turns += TURNS
           totals.own += spawner.spawned
           totals.stalled += stalled.length
+          totals.refused += spawner.refused.length
         } finally {
           await spawner.stop()
           spawner.kill()
@@ -171,7 +188,7 @@ describe('no handle of the app in Codex', () => {
           await Promise.allSettled(turns.map((t) => within(t.done, BOUND_MS, 'an aborted turn')))
         }
       }
-      if (ROUNDS > 1) console.log(`handles: ${totals.rounds} rounds, ${totals.turns} turns, ${totals.own} own children, ${totals.stalled} stalled`)
+      if (ROUNDS > 1) console.log(`handles: ${totals.rounds} rounds, ${totals.turns} turns, ${totals.own} own children, ${totals.stalled} stalled, ${totals.refused} spawns refused`)
       expect(totals.stalled, "own children whose 'close' waited for a turn's child to end").toBe(0)
     },
     (BOUND_MS * 4 + 60_000) * ROUNDS,
