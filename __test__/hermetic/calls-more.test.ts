@@ -2,7 +2,7 @@
 // ChatGPT login's handle) and out, the thread verbs, goals, skills, MCP status and request():
 // what each sends, what it resolves with, every failure, the TypeErrors, an API key nowhere but
 // in its request, and nothing of a call left once it settled.
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import * as cjs from '../../index.js'
 import {
   archiveThread,
@@ -24,32 +24,12 @@ import {
   unarchiveThread,
 } from '../../index.js'
 import type { CallOptions, LogRecord } from '../../index.js'
-import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
+import { fakeCodexRuns } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
+import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
-const fakes: string[] = []
-
-/** Whatever a test's calls started is gone (a failing test's too), and says so. */
-afterEach(async () => {
-  const left: string[] = []
-  for (const codexPath of fakes.splice(0)) {
-    for (const run of fakeCodexRuns(codexPath)) {
-      if (!(await eventually(() => liveInGroup(run.pid).length === 0, 5000))) {
-        left.push(`${run.pid} ${run.argv.join(' ')}`)
-        for (const pid of liveInGroup(run.pid)) process.kill(pid, 'SIGKILL')
-      }
-    }
-  }
-  expect(left, 'processes outlived their call').toEqual([])
-})
-afterAll(() => removeFakeCodexes())
-
-function fake(script: FakeCodexScript): string {
-  const path = writeFakeCodex(script)
-  fakes.push(path)
-  return path
-}
+const fake = fakesOfThisFile()
 
 /** The child's environment without an API key variable (the host's may have one). */
 const NO_KEY = { OPENAI_API_KEY: '', CODEX_API_KEY: '' }

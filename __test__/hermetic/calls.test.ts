@@ -3,37 +3,17 @@
 // process of a call left once its promise has settled.
 import { realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import * as cjs from '../../index.js'
 import { CallError, CodexError, forkThread, listModels, listThreads, readAccount, readThread } from '../../index.js'
 import type { CallOptions } from '../../index.js'
-import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
+import { fakeCodexRuns } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { docBlock } from '../support/docs.js'
+import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
-const fakes: string[] = []
-
-/** Whatever a test's calls started is gone (a failing test's too), and says so. */
-afterEach(async () => {
-  const left: string[] = []
-  for (const codexPath of fakes.splice(0)) {
-    for (const run of fakeCodexRuns(codexPath)) {
-      if (!(await eventually(() => liveInGroup(run.pid).length === 0, 5000))) {
-        left.push(`${run.pid} ${run.argv.join(' ')}`)
-        for (const pid of liveInGroup(run.pid)) process.kill(pid, 'SIGKILL')
-      }
-    }
-  }
-  expect(left, 'processes outlived their call').toEqual([])
-})
-afterAll(() => removeFakeCodexes())
-
-function fake(script: FakeCodexScript): string {
-  const path = writeFakeCodex(script)
-  fakes.push(path)
-  return path
-}
+const fake = fakesOfThisFile()
 
 /**
  * Runs `call` against a fake playing `script`; once it settled, nothing of its child may be

@@ -3,37 +3,21 @@
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { runTurn, runUtility } from '../../index.js'
 import type { HarnessEvent, RunTurnOptions, TerminalEvent } from '../../index.js'
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
-import { eventually, liveInGroup } from '../support/procs.js'
+import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
 
-const fakes: string[] = []
 const scratch: string[] = []
 
-/** Every process started from the fakes of a test must be gone afterwards. */
-afterEach(async () => {
-  const left: string[] = []
-  for (const codexPath of fakes.splice(0)) {
-    for (const run of fakeCodexRuns(codexPath)) {
-      if (!(await eventually(() => liveInGroup(run.pid).length === 0, 5000))) left.push(`${run.pid} ${run.argv.join(' ')}`)
-    }
-  }
-  expect(left, 'processes outlived their turn').toEqual([])
-})
 afterAll(() => {
   for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
-  removeFakeCodexes()
 })
 
-function fake(script: FakeCodexScript, options?: Parameters<typeof writeFakeCodex>[1]): string {
-  const path = writeFakeCodex(script, options)
-  fakes.push(path)
-  return path
-}
+const fake = fakesOfThisFile('their turn')
 
 function scratchDir(name = 'rennet-kit-'): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), name)))

@@ -1,0 +1,33 @@
+// The test kit's fakes of one test file, and the promise each test makes about them: whatever
+// a test started from its fakes is gone once it ends (a failing test's too).
+import { afterAll, afterEach, expect } from 'vitest'
+import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
+import type { FakeCodexScript } from '../../testing/index.js'
+import { eventually, liveInGroup } from './procs.js'
+
+/**
+ * Registers, for the calling file, a check after each test that every process group its fakes
+ * started is empty within 5 s (what outlived it is named, then killed so that the next test
+ * starts clean) and the fakes' removal after the file. Returns the writer of a fake.
+ */
+export function fakesOfThisFile(what = 'their call'): (script: FakeCodexScript, options?: Parameters<typeof writeFakeCodex>[1]) => string {
+  const fakes: string[] = []
+  afterEach(async () => {
+    const left: string[] = []
+    for (const codexPath of fakes.splice(0)) {
+      for (const run of fakeCodexRuns(codexPath)) {
+        if (!(await eventually(() => liveInGroup(run.pid).length === 0, 5000))) {
+          left.push(`${run.pid} ${run.argv.join(' ')}`)
+          for (const pid of liveInGroup(run.pid)) process.kill(pid, 'SIGKILL')
+        }
+      }
+    }
+    expect(left, `processes outlived ${what}`).toEqual([])
+  })
+  afterAll(() => removeFakeCodexes())
+  return (script, options) => {
+    const path = writeFakeCodex(script, options)
+    fakes.push(path)
+    return path
+  }
+}
