@@ -175,20 +175,31 @@ function isolatedEnv(home, codexHome) {
 }
 
 /**
- * A fresh HOME and CODEX_HOME (both temporary) with config.toml pointing at `baseUrl`.
- * `env` is what to pass to runTurn: it is merged over the inherited environment, so it
- * also blanks variables that would make the child reach outside (API keys, BASH_ENV) and
- * keeps loopback off any proxy.
+ * A temporary root holding a fresh `home` and `codex-home` (both present: Codex exits when
+ * CODEX_HOME is missing), `codex-home/config.toml` written as `configText`, and the removal of
+ * it all (retried: on Windows a child that just ended may still hold a file open for a moment).
  */
-function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-codex-' }) {
+function freshHomes(prefix, configText) {
   const root = tempDir(prefix)
   const home = join(root, 'home')
   const codexHome = join(root, 'codex-home')
   mkdirSync(home, { recursive: true })
   mkdirSync(codexHome, { recursive: true })
   const configPath = join(codexHome, 'config.toml')
-  const configText = renderConfigToml({ baseUrl, model, extra: extraConfig })
   writeFileSync(configPath, configText)
+  const cleanup = () => rmSync(root, { recursive: true, force: true, maxRetries: 10 })
+  return { root, home, codexHome, configPath, cleanup }
+}
+
+/**
+ * A fresh HOME and CODEX_HOME (both temporary) with config.toml pointing at `baseUrl`.
+ * `env` is what to pass to runTurn: it is merged over the inherited environment, so it
+ * also blanks variables that would make the child reach outside (API keys, BASH_ENV) and
+ * keeps loopback off any proxy.
+ */
+function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-codex-' }) {
+  const configText = renderConfigToml({ baseUrl, model, extra: extraConfig })
+  const { root, home, codexHome, configPath, cleanup } = freshHomes(prefix, configText)
   const env = {
     ...isolatedEnv(home, codexHome),
     // Deterministic git inside the child (commands the scripted model runs).
@@ -213,8 +224,7 @@ function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-co
     configHash: () => hashFile(configPath),
     /** config.toml as it is now (for failure messages). */
     readConfig: () => readFileSync(configPath, 'utf8'),
-    // Retries: on Windows a child that just ended may still hold a file open for a moment.
-    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10 }),
+    cleanup,
   }
 }
 
@@ -226,21 +236,8 @@ function createCodexHome({ baseUrl, model, extraConfig = '', prefix = 'rennet-co
  * thread and `readAccount` says so. `config` is its config.toml (default empty).
  */
 function createLoggedOutHome({ prefix = 'rennet-logged-out-', config = '' } = {}) {
-  const root = tempDir(prefix)
-  const home = join(root, 'home')
-  const codexHome = join(root, 'codex-home')
-  mkdirSync(home, { recursive: true })
-  mkdirSync(codexHome, { recursive: true })
-  const configPath = join(codexHome, 'config.toml')
-  writeFileSync(configPath, config)
-  return {
-    root,
-    home,
-    codexHome,
-    configPath,
-    env: isolatedEnv(home, codexHome),
-    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10 }),
-  }
+  const homes = freshHomes(prefix, config)
+  return { ...homes, env: isolatedEnv(homes.home, homes.codexHome) }
 }
 
 /**

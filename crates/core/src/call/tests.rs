@@ -38,14 +38,23 @@ impl Called {
     }
 }
 
-async fn call_with<F, Fut>(control: Arc<Control>, name: &str, thread: Option<&str>, options: Value, script: F) -> Called
+/// Plays call `name` (with its `args`, if it takes any) against `script`, under `control`.
+async fn call_with<F, Fut>(
+    control: Arc<Control>,
+    name: &str,
+    thread: Option<&str>,
+    args: Option<Value>,
+    options: Value,
+    script: F,
+) -> Called
 where
     F: FnOnce(Peer) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let Wiring { peer, process, reader, writer, ended, received } =
         wiring(Arc::new(EventStream::new()), control.clone());
-    let options = parse(name, thread.map(str::to_string), None, Some(&options.to_string())).unwrap();
+    let args = args.map(|args| args.to_string());
+    let options = parse(name, thread.map(str::to_string), args.as_deref(), Some(&options.to_string())).unwrap();
     let script = tokio::spawn(script(peer));
     let outcome =
         tokio::time::timeout(Duration::from_secs(10), drive(reader, writer, process, &options, &control.cancel))
@@ -62,7 +71,7 @@ where
     F: FnOnce(Peer) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    call_with(Arc::new(Control::new()), name, thread, options, script).await
+    call_with(Arc::new(Control::new()), name, thread, None, options, script).await
 }
 
 /// `initialize` answered, `initialized` received.
@@ -281,7 +290,7 @@ where
 {
     let control = Arc::new(Control::new());
     let aborter = control.clone();
-    call_with(control, name, None, json!({}), move |peer| script(peer, aborter)).await
+    call_with(control, name, None, None, json!({}), move |peer| script(peer, aborter)).await
 }
 
 #[tokio::test]
@@ -416,19 +425,7 @@ where
     F: FnOnce(Peer) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let control = Arc::new(Control::new());
-    let Wiring { peer, process, reader, writer, ended, received } =
-        wiring(Arc::new(EventStream::new()), control.clone());
-    let options = parse(name, thread.map(str::to_string), Some(&args.to_string()), Some(&options.to_string())).unwrap();
-    let script = tokio::spawn(script(peer));
-    let outcome =
-        tokio::time::timeout(Duration::from_secs(10), drive(reader, writer, process, &options, &control.cancel))
-            .await
-            .expect("the call ended");
-    finished(script).await;
-    let received = received.lock().unwrap().clone();
-    let ended = *ended.lock().unwrap();
-    Called { outcome, received, ended }
+    call_with(Arc::new(Control::new()), name, thread, Some(args), options, script).await
 }
 
 const KEY: &str = "sk-proj-test-0123456789";
