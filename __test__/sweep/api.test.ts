@@ -228,6 +228,17 @@ function expectNamedTypeError(error: unknown, runsBefore: number) {
   expect(runsSoFar()).toBe(runsBefore)
 }
 
+/** What `start` returns; or, where it throws, undefined once the throw is a TypeError naming the option and nothing started. */
+function startedOrRefused<T>(start: () => T): T | undefined {
+  const runsBefore = runsSoFar()
+  try {
+    return start()
+  } catch (error) {
+    expectNamedTypeError(error, runsBefore)
+    return undefined
+  }
+}
+
 /** A coded CodexError of the one family. */
 function expectCoded(error: unknown) {
   expect(error).toBeInstanceOf(CodexError)
@@ -268,14 +279,8 @@ describe('the public API swept with generated input', () => {
     await fc.assert(
       fc.asyncProperty(turnOptions(), async (recipe) => {
         const options = real(recipe)
-        const runsBefore = runsSoFar()
-        let turn: Turn
-        try {
-          turn = runTurn(options as unknown as RunTurnOptions)
-        } catch (error) {
-          expectNamedTypeError(error, runsBefore)
-          return
-        }
+        const turn = startedOrRefused(() => runTurn(options as unknown as RunTurnOptions))
+        if (!turn) return
         count('runTurn')
         await drain(turn)
       }),
@@ -289,14 +294,8 @@ describe('the public API swept with generated input', () => {
       fc.asyncProperty(turnOptions(), fc.oneof(text, fc.array(item, { maxLength: 2 }), fc.record({ prompt: fc.option(text, { nil: undefined }), effort: fc.option(hostile, { nil: undefined }) }), hostile), fc.integer({ min: 1, max: 600_000 }), async (recipe, inputRecipe, idle) => {
         const { prompt: _p, input: _i, outputSchema: _o, effort: _e, ...rest } = real(recipe) as Record<string, unknown>
         const input = real(inputRecipe)
-        const runsBefore = runsSoFar()
-        let prepared
-        try {
-          prepared = prepareTurn({ ...rest, idleTimeoutMs: idle } as never)
-        } catch (error) {
-          expectNamedTypeError(error, runsBefore)
-          return
-        }
+        const prepared = startedOrRefused(() => prepareTurn({ ...rest, idleTimeoutMs: idle } as never))
+        if (!prepared) return
         let turn: Turn
         try {
           turn = prepared.start(input as never)
@@ -304,7 +303,10 @@ describe('the public API swept with generated input', () => {
           expect(error).toBeInstanceOf(TypeError)
           expect((error as Error).message).toMatch(NAMED)
           prepared.dispose()
-          expect((await prepared.ready).failure ?? null).not.toBeUndefined()
+          // Disposed: ready settles, with the thread it had or a coded failure.
+          const ready = await prepared.ready
+          if ('failure' in ready) expect(CODES.has(ready.failure.code), ready.failure.code).toBe(true)
+          else expect(typeof ready.threadId).toBe('string')
           return
         }
         count('prepareTurn')
