@@ -31,6 +31,21 @@ fn spawn_item(status: &str, receivers: &[&str]) -> Value {
 }
 
 impl Peer {
+    /// `turn/started` of `turn` on `thread`, naming its root turn where Codex does.
+    async fn turn_started(&mut self, thread: &str, turn: &str, root: Option<&str>) {
+        let mut started = json!({"id": turn, "status": "inProgress", "items": []});
+        if let Some(root) = root {
+            started["rootTurnId"] = json!(root);
+        }
+        self.notify("turn/started", json!({"threadId": thread, "turn": started})).await;
+    }
+
+    /// `turn/completed` of `turn` on `thread` with `status`.
+    async fn turn_completed(&mut self, thread: &str, turn: &str, status: &str) {
+        self.notify("turn/completed", json!({"threadId": thread, "turn": {"id": turn, "status": status, "items": []}}))
+            .await;
+    }
+
     /// The parent spawns a child whose first frame (`thread/status/changed`) comes before the
     /// spawn names it; the child works one turn with a message and its usage.
     async fn spawn_child(&mut self, child_completes: bool) {
@@ -42,11 +57,7 @@ impl Peer {
             json!({"threadId": THREAD, "turnId": TURN, "item": spawn_item("completed", &[CHILD])}),
         )
         .await;
-        self.notify(
-            "turn/started",
-            json!({"threadId": CHILD, "turn": {"id": CHILD_TURN, "rootTurnId": TURN, "status": "inProgress", "items": []}}),
-        )
-        .await;
+        self.turn_started(CHILD, CHILD_TURN, Some(TURN)).await;
         let item = json!({"type": "agentMessage", "id": "child_msg", "text": "found it", "phase": null});
         self.notify("item/completed", json!({"threadId": CHILD, "turnId": CHILD_TURN, "item": item})).await;
         self.notify("thread/tokenUsage/updated", usage_of(CHILD, CHILD_TURN, 40)).await;
@@ -56,11 +67,7 @@ impl Peer {
     }
 
     async fn child_completes(&mut self) {
-        self.notify(
-            "turn/completed",
-            json!({"threadId": CHILD, "turn": {"id": CHILD_TURN, "status": "completed", "items": []}}),
-        )
-        .await;
+        self.turn_completed(CHILD, CHILD_TURN, "completed").await;
     }
 }
 
@@ -135,11 +142,7 @@ async fn an_abort_interrupts_the_sub_agents_turns_too() {
         }
         assert!(interrupted.contains(&json!({"threadId": THREAD, "turnId": TURN})), "{interrupted:?}");
         assert!(interrupted.contains(&json!({"threadId": CHILD, "turnId": CHILD_TURN})), "{interrupted:?}");
-        p.notify(
-            "turn/completed",
-            json!({"threadId": CHILD, "turn": {"id": CHILD_TURN, "status": "interrupted", "items": []}}),
-        )
-        .await;
+        p.turn_completed(CHILD, CHILD_TURN, "interrupted").await;
         p.complete("interrupted").await;
         p.until_stdin_closed().await;
     })
@@ -181,22 +184,14 @@ async fn until_idle_the_goal_continuations_are_the_turns_own() {
         p.complete("completed").await;
         // Codex goes on by itself, on behalf of the user's turn.
         tokio::time::sleep(Duration::from_millis(20)).await;
-        p.notify(
-            "turn/started",
-            json!({"threadId": THREAD, "turn": {"id": NEXT, "rootTurnId": TURN, "status": "inProgress", "items": []}}),
-        )
-        .await;
+        p.turn_started(THREAD, NEXT, Some(TURN)).await;
         let item = json!({"type": "agentMessage", "id": "msg_2", "text": "all green", "phase": "final_answer"});
         p.notify("item/completed", json!({"threadId": THREAD, "turnId": NEXT, "item": item})).await;
         let mut u = usage(130);
         u["turnId"] = json!(NEXT);
         p.notify("thread/tokenUsage/updated", u).await;
         p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": NEXT, "goal": goal("complete")})).await;
-        p.notify(
-            "turn/completed",
-            json!({"threadId": THREAD, "turn": {"id": NEXT, "status": "completed", "items": []}}),
-        )
-        .await;
+        p.turn_completed(THREAD, NEXT, "completed").await;
         p.until_stdin_closed().await;
     })
     .await;
@@ -381,8 +376,7 @@ async fn a_review_is_a_turn_whose_items_carry_the_reviews_id() {
         p.handshake().await;
         let review = p.expect("review/start").await;
         assert_eq!(review["params"], json!({"threadId": THREAD, "target": {"type": "uncommittedChanges"}, "delivery": "inline"}));
-        p.notify("turn/started", json!({"threadId": THREAD, "turn": {"id": INNER, "rootTurnId": REVIEW, "status": "inProgress", "items": []}}))
-            .await;
+        p.turn_started(THREAD, INNER, Some(REVIEW)).await;
         p.respond(&review, json!({"turn": {"id": REVIEW, "status": "inProgress", "items": []}, "reviewThreadId": THREAD})).await;
         let entered = json!({"type": "enteredReviewMode", "id": "rv", "review": "current changes"});
         p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": entered})).await;
@@ -392,7 +386,7 @@ async fn a_review_is_a_turn_whose_items_carry_the_reviews_id() {
         p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": exited})).await;
         let formatted = json!({"type": "agentMessage", "id": "final", "text": "Review: fix x", "phase": null});
         p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": formatted})).await;
-        p.notify("turn/completed", json!({"threadId": THREAD, "turn": {"id": REVIEW, "status": "completed", "items": []}})).await;
+        p.turn_completed(THREAD, REVIEW, "completed").await;
         p.until_stdin_closed().await;
     })
     .await;
@@ -449,19 +443,11 @@ async fn until_idle_a_continuation_without_root_turn_id_is_the_turns_own() {
         p.message("msg_1", "first step").await;
         p.complete("completed").await;
         tokio::time::sleep(Duration::from_millis(20)).await;
-        p.notify(
-            "turn/started",
-            json!({"threadId": THREAD, "turn": {"id": NEXT, "status": "inProgress", "items": []}}),
-        )
-        .await;
+        p.turn_started(THREAD, NEXT, None).await;
         p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": NEXT, "goal": goal("complete")})).await;
         let item = json!({"type": "agentMessage", "id": "msg_2", "text": "all green", "phase": "final_answer"});
         p.notify("item/completed", json!({"threadId": THREAD, "turnId": NEXT, "item": item})).await;
-        p.notify(
-            "turn/completed",
-            json!({"threadId": THREAD, "turn": {"id": NEXT, "status": "completed", "items": []}}),
-        )
-        .await;
+        p.turn_completed(THREAD, NEXT, "completed").await;
         p.until_stdin_closed().await;
     })
     .await;
@@ -486,18 +472,10 @@ async fn a_reviews_inner_turn_without_root_turn_id_is_the_reviews() {
             json!({"turn": {"id": REVIEW, "status": "inProgress", "items": []}, "reviewThreadId": THREAD}),
         )
         .await;
-        p.notify(
-            "turn/started",
-            json!({"threadId": THREAD, "turn": {"id": INNER, "status": "inProgress", "items": []}}),
-        )
-        .await;
+        p.turn_started(THREAD, INNER, None).await;
         let formatted = json!({"type": "agentMessage", "id": "final", "text": "Review: fine", "phase": null});
         p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": formatted})).await;
-        p.notify(
-            "turn/completed",
-            json!({"threadId": THREAD, "turn": {"id": REVIEW, "status": "completed", "items": []}}),
-        )
-        .await;
+        p.turn_completed(THREAD, REVIEW, "completed").await;
         p.until_stdin_closed().await;
     })
     .await;
