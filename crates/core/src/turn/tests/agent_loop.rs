@@ -375,9 +375,16 @@ async fn a_review_is_a_turn_whose_items_carry_the_reviews_id() {
     let r = run(json!({"review": true, "target": {"type": "uncommittedChanges"}}), |mut p| async move {
         p.handshake().await;
         let review = p.expect("review/start").await;
-        assert_eq!(review["params"], json!({"threadId": THREAD, "target": {"type": "uncommittedChanges"}, "delivery": "inline"}));
+        assert_eq!(
+            review["params"],
+            json!({"threadId": THREAD, "target": {"type": "uncommittedChanges"}, "delivery": "inline"})
+        );
         p.turn_started(THREAD, INNER, Some(REVIEW)).await;
-        p.respond(&review, json!({"turn": {"id": REVIEW, "status": "inProgress", "items": []}, "reviewThreadId": THREAD})).await;
+        p.respond(
+            &review,
+            json!({"turn": {"id": REVIEW, "status": "inProgress", "items": []}, "reviewThreadId": THREAD}),
+        )
+        .await;
         let entered = json!({"type": "enteredReviewMode", "id": "rv", "review": "current changes"});
         p.notify("item/completed", json!({"threadId": THREAD, "turnId": REVIEW, "item": entered})).await;
         let raw = json!({"type": "agentMessage", "id": "raw", "text": "", "phase": null});
