@@ -7,16 +7,18 @@
 //! back on the child, while the runner stays free to interrupt and kill. Pushing itself never
 //! blocks.
 //!
-//! Events coalesce only while the consumer is busy: what is queued while the JavaScript thread
-//! works through the last batch is taken in one piece when it comes back (a pull, no wake-up),
-//! and an event for a consumer that already waits crosses at once. The one other hold: while
-//! the runner still has whole frames buffered (they are parsed in microseconds), the waiting
-//! consumer is woken once for all of them rather than once per frame.
+//! Events coalesce within a window after each hand-over: the first event after a quiet spell
+//! crosses at once, and what comes within [`COALESCE`] of a hand-over waits for the window to
+//! end (or for [`HOLD_EVENTS`]), so that a busy stream wakes the JavaScript thread once per
+//! window instead of once per event. While the runner still has whole frames buffered (they are
+//! parsed in microseconds), the waiting consumer is woken once for all of them. The rule was
+//! chosen by paired runs against the alternative (BENCHMARKS.md, "The coalescing rule").
 
 use crate::batch::Batch;
 use crate::events::{HarnessEvent, Terminal};
 use std::collections::VecDeque;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
 
 /// Reading from the child pauses above either bound.
@@ -27,6 +29,10 @@ pub const MAX_QUEUED_BYTES: usize = 8 * 1024 * 1024;
 pub const HOLD_EVENTS: usize = 256;
 /// One crossing carries at most this much (a batch always carries at least one event).
 pub const MAX_BATCH_BYTES: usize = 64 * 1024;
+/// A consumer handed a batch less than this long ago gets the next one when this much time has
+/// passed since (or [`HOLD_EVENTS`] are queued, or the runner stops reading). The runtime's
+/// timer has millisecond resolution.
+pub const COALESCE: Duration = Duration::from_millis(1);
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
@@ -52,9 +58,13 @@ struct Queue {
     closed: bool,
     /// A consumer that found the queue empty and waits to be handed the next batch.
     waiter: Option<BatchWaiter>,
-    /// The reader has more whole frames buffered: the waiting consumer gets what they bring
-    /// in one batch.
+    /// The reader has more whole frames buffered, or a window is open: the consumer gets what
+    /// comes in one batch.
     holding: bool,
+    /// When a waiting consumer was last handed a batch.
+    last_handover: Option<Instant>,
+    /// The end of the window the runner holds events in, if it holds them for one.
+    release_at: Option<Instant>,
 }
 
 /// Receives the next batch, or `None` when there will be none; called on the producing thread.
@@ -95,6 +105,9 @@ impl Queue {
         let batch = self.take();
         if batch.is_none() && !self.closed && self.mode != Mode::Discard {
             return None;
+        }
+        if batch.is_some() {
+            self.last_handover = Some(Instant::now());
         }
         self.waiter.take().map(|waiter| (waiter, batch))
     }
@@ -141,6 +154,8 @@ impl EventStream {
                 closed: false,
                 waiter: None,
                 holding: false,
+                last_handover: None,
+                release_at: None,
             }),
             readable: Notify::new(),
             writable: Notify::new(),
@@ -214,13 +229,17 @@ impl EventStream {
     }
 
     /// Called by the runner before each read; whether it may read another frame. While
-    /// `input_buffered` (the next frame is already in memory, so reading it will not wait), a
-    /// waiting consumer is handed the events in one batch when the input runs dry (or
-    /// [`HOLD_EVENTS`] are queued) instead of one crossing per frame; otherwise at once.
-    pub fn may_read(&self, input_buffered: bool) -> bool {
+    /// `input_buffered` (the next frame is already in memory, so reading it will not wait) or
+    /// within [`COALESCE`] of the last hand-over, the consumer is handed the events in one
+    /// batch when the input runs dry and the window is over (see [`EventStream::release_at`]),
+    /// or once [`HOLD_EVENTS`] are queued, instead of one crossing per event. A quiet stream's
+    /// frame is alone in the buffer and comes after a quiet spell, so its event crosses at once.
+    pub fn may_read(&self, input_buffered: bool, now: Instant) -> bool {
         let mut q = self.lock();
         let room = q.has_room();
-        q.holding = room && input_buffered;
+        let busy_until = q.last_handover.map(|at| at + COALESCE).filter(|&until| until > now);
+        q.holding = room && (input_buffered || busy_until.is_some());
+        q.release_at = busy_until.filter(|_| room);
         let due = q.due();
         drop(q);
         self.hand_over(due);
@@ -231,9 +250,16 @@ impl EventStream {
     pub fn release(&self) {
         let mut q = self.lock();
         q.holding = false;
+        q.release_at = None;
         let due = q.due();
         drop(q);
         self.hand_over(due);
+    }
+
+    /// When the runner must [`EventStream::release`] what it holds if it still waits for input
+    /// then: the end of the current window (set by [`EventStream::may_read`]).
+    pub fn release_at(&self) -> Option<Instant> {
+        self.lock().release_at
     }
 
     /// Resolves once `has_room()` may have become true.
@@ -262,10 +288,13 @@ impl EventStream {
         self.take_from(&mut q)
     }
 
-    /// Takes the queued events as the consumer, waking a runner that waits for room. A
-    /// consumer that comes back gets what is queued at once (held or not): it is awake.
+    /// Takes the queued events as the consumer, waking a runner that waits for room. Within a
+    /// window, a consumer that comes back waits for its end too.
     fn take_from(&self, q: &mut Queue) -> Option<String> {
         q.consumer_arrived();
+        if q.held() {
+            return None;
+        }
         let batch = q.take();
         if batch.is_some() {
             self.writable.notify_one();
@@ -418,22 +447,27 @@ mod tests {
         decode(batch.as_deref().unwrap()).unwrap().len()
     }
 
+    /// A moment after any hand-over's window.
+    fn quiet() -> Instant {
+        Instant::now() + COALESCE * 2
+    }
+
     #[test]
     fn buffered_input_is_handed_over_in_one_batch_when_it_runs_dry() {
         let s = EventStream::new();
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true));
+        assert!(s.may_read(true, quiet()));
         s.push(&diag(1));
         s.push(&diag(2));
         assert!(got.lock().unwrap().is_empty(), "held while more input is buffered");
-        assert!(s.may_read(false));
+        assert!(s.may_read(false, quiet()));
         assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
 
         // Never more than HOLD_EVENTS wait for the input to run dry.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true));
+        assert!(s.may_read(true, quiet()));
         for i in 0..HOLD_EVENTS {
             s.push(&diag(i));
         }
@@ -442,48 +476,74 @@ mod tests {
         // Held events go out when the runner stops reading.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true));
+        assert!(s.may_read(true, quiet()));
         s.push(&diag(0));
         assert!(got.lock().unwrap().is_empty());
         s.release();
         assert_eq!(got.lock().unwrap().len(), 1);
 
-        // A quiet stream: nothing else buffered, the event crosses at once.
+        // A quiet stream: nothing else buffered, past the window, the event crosses at once.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false));
+        assert!(s.may_read(false, quiet()));
+        assert_eq!(s.release_at(), None);
         s.push(&diag(0));
         assert_eq!(got.lock().unwrap().len(), 1);
     }
 
     #[test]
-    fn events_coalesce_only_while_the_consumer_is_busy() {
+    fn a_busy_stream_crosses_once_per_window() {
         let s = EventStream::new();
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false));
+        assert!(s.may_read(false, Instant::now()));
+        assert_eq!(s.release_at(), None, "no hand-over yet: no window");
+        // Times taken before a hand-over are within its window, however slow the machine.
+        let within = Instant::now();
         s.push(&diag(1));
-        assert_eq!(got.lock().unwrap().len(), 1, "a waiting consumer gets the event at once");
+        assert_eq!(got.lock().unwrap().len(), 1, "the first event crosses at once");
 
-        // The consumer works through that batch: what comes meanwhile waits for it, and it
-        // takes all of it in one piece when it comes back.
-        assert!(s.may_read(false));
-        s.push(&diag(2));
-        s.push(&diag(3));
-        assert_eq!(events_in(&s.try_take()), 2);
-
-        // Back and waiting: the next event crosses at once, even right after a hand-over.
+        // Within the window of that hand-over, a waiting consumer waits for the window's end.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false));
-        s.push(&diag(4));
-        assert_eq!(events_in(&got.lock().unwrap()[0]), 1);
+        assert!(s.may_read(false, within));
+        let release_at = s.release_at().expect("within the window of the last hand-over");
+        assert!(release_at <= Instant::now() + COALESCE);
+        s.push(&diag(2));
+        s.push(&diag(3));
+        assert!(got.lock().unwrap().is_empty(), "held until the window is over");
+        s.release();
+        assert_eq!(s.release_at(), None);
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 2, "both in one crossing");
 
-        // A consumer that comes back while the runner holds buffered frames is awake: it gets
-        // what is queued at once.
-        assert!(s.may_read(true));
+        // Past the window the stream is quiet again: at once.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(false, quiet()));
+        assert_eq!(s.release_at(), None);
+        let within = Instant::now();
+        s.push(&diag(4));
+        assert_eq!(got.lock().unwrap().len(), 1);
+
+        // A consumer that comes back within the window waits for it too, then takes all of it.
+        assert!(s.may_read(false, within));
+        assert!(s.release_at().is_some());
         s.push(&diag(5));
-        assert_eq!(events_in(&s.try_take()), 1);
+        assert_eq!(s.try_take(), None, "held: the window is not over");
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        s.push(&diag(6));
+        s.release();
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
+
+        // HOLD_EVENTS end a window early.
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(false, within));
+        for i in 0..HOLD_EVENTS {
+            s.push(&diag(i));
+        }
+        assert_eq!(events_in(&got.lock().unwrap()[0]), HOLD_EVENTS);
     }
 
     #[test]

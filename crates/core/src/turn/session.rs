@@ -542,10 +542,16 @@ impl Owner for Session<'_> {
     fn next_deadline(&self) -> Option<Instant> {
         let asked = self.asked.values().map(|a| a.deadline).min();
         let continuation = self.continuation_since.map(|since| since + CONTINUATION_WAIT);
-        asked.into_iter().chain(continuation).min()
+        // The end of the window the stream holds events in (see `stream::COALESCE`).
+        let release = self.stream.release_at().map(Instant::from_std);
+        asked.into_iter().chain(continuation).chain(release).min()
     }
 
     async fn on_deadline<R: Input, W: Output>(&mut self, now: Instant, wire: &mut Wire<'_, R, W>) -> Result<(), Stop> {
+        if self.stream.release_at().is_some_and(|at| at <= now.into_std()) {
+            // The window is over and no frame came to end it: the consumer gets what waited.
+            self.stream.release();
+        }
         let mut due: Vec<u64> = self.asked.iter().filter(|(_, a)| a.deadline <= now).map(|(key, _)| *key).collect();
         due.sort_unstable();
         for key in due {
@@ -594,7 +600,7 @@ impl Owner for Session<'_> {
     }
 
     fn may_read(&self, buffered: bool) -> bool {
-        self.stream.may_read(buffered)
+        self.stream.may_read(buffered, std::time::Instant::now())
     }
 
     fn release(&self) {
