@@ -7,7 +7,12 @@ export default class FlakyReporter {
 
   onTestCaseResult(testCase) {
     const diagnostic = testCase.diagnostic()
-    if (diagnostic?.flaky) this.flaky.push(`${testCase.module.moduleId}: ${testCase.fullName} (passed on retry ${diagnostic.retryCount})`)
+    if (!diagnostic?.flaky) return
+    // A test that passed on a retry keeps the errors of the tries before it.
+    const errors = (testCase.result().errors ?? []).map((e) => `${e.name ?? 'Error'}: ${String(e.message).split('\n').slice(0, 6).join('\n      ')}`)
+    this.flaky.push(
+      `${testCase.module.moduleId}: ${testCase.fullName} (passed on retry ${diagnostic.retryCount})` + errors.map((e) => `\n    first: ${e}`).join(''),
+    )
   }
 
   onTestRunEnd() {
