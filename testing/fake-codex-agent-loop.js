@@ -281,7 +281,8 @@ const ACCEPTED = ['accept', 'acceptForSession']
  * The model's `exec_command` with `require_escalated`: under `on-request` the server request
  * `item/commandExecution/requestApproval`; accepted, the command runs (its item completes with
  * the output), declined or cancelled (or answered with an error), the item is `declined` and
- * nothing runs. Under `never` nothing is asked and the command runs.
+ * nothing runs; cancelled, Codex also ends the turn `interrupted` (as 0.171.0 does). Under `never`
+ * nothing is asked and the command runs.
  */
 async function approval(fake, s, ids) {
   const asked = fake.turn.approvalPolicy !== 'never'
@@ -317,7 +318,18 @@ async function approval(fake, s, ids) {
     durationMs: runs ? 1 : null,
     completedAtMs: nowMs(),
   })
+  if (decision === 'cancel') return interruptedByCancel(fake)
   return undefined
+}
+
+/** The turn of `fake` (the fake's own or a player's) ends `interrupted`, as Codex ends it when an approval is cancelled. */
+function interruptedByCancel(fake) {
+  const entry = loopOf(fake).live.get(fake.turn.turnId)
+  fake.interrupted = true
+  fake.status({ type: 'idle' })
+  if (entry && entry.player === fake) finish(fake, 'interrupted', entry.rootTurnId)
+  else fake.complete('interrupted', fake.lastMessage ? [fake.lastMessage] : [], null)
+  return 'end'
 }
 
 function commandItem(fake, id, command, { processId }) {

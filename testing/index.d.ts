@@ -173,7 +173,8 @@ export type FakeAgentLoopStep =
    * `approvalPolicy` is `never`: the server request `item/commandExecution/requestApproval`
    * (`reason`: `justification`); `accept`/`acceptForSession` runs it (its item completes with
    * `output` and `exitCode`), anything else (`decline`, `cancel`, an error) leaves its item
-   * `declined`. Noted as `approval` (`asked`, `decision`).
+   * `declined`; `cancel` also ends the turn `interrupted`, as Codex does. Noted as `approval`
+   * (`asked`, `decision`).
    */
   | { type: 'approval'; command: string; id?: string; justification?: string; output?: FakeText; exitCode?: number }
   /**

@@ -57,6 +57,21 @@ describe('the fake: agent-loop steps', () => {
     for (const [script, message] of wrong) expect(() => writeFakeCodex(script as FakeCodexScript)).toThrow(message)
   })
 
+  it("an approval answered 'cancel' leaves its item declined and ends the turn interrupted, as Codex does", async () => {
+    const cwd = createGitCwd()
+    open.push(cwd)
+    const codexPath = writeFakeCodex({ steps: [{ type: 'approval', command: 'touch x' }, { type: 'message', text: 'not played' }] })
+    const events = []
+    const turn = runTurn({ prompt: 'go', cwd: cwd.path, codexPath, access: 'ask', onServerRequest: () => ({ decision: 'cancel' }) })
+    for await (const event of turn) events.push(event)
+    const terminal = events.at(-1)
+    expect(terminal?.type === 'terminal' && [terminal.status, terminal.cancellation]).toEqual(['cancelled', 'interrupted'])
+    const items = events.flatMap((e) => (e.type === 'itemCompleted' ? [e.item] : []))
+    expect(items.filter((i) => i.type === 'commandExecution').map((i) => (i as { status: string }).status)).toEqual(['declined'])
+    expect(items.some((i) => i.type === 'agentMessage')).toBe(false)
+    await fakeGone(codexPath)
+  })
+
   it('docs example: a sub-agent that outlives the turn, waited for with until: idle', async () => {
     // docs:begin fake-agent
     const codexPath = writeFakeCodex({
