@@ -27,6 +27,7 @@ import type { CallOptions, LogRecord } from '../../index.js'
 import { fakeCodexRuns } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
+import { itRejectsWithTypeErrors, type BadCall } from '../support/rejected-type-errors.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
 const fake = fakesOfThisFile()
@@ -390,7 +391,7 @@ describe('a method this Codex lacks is METHOD_UNSUPPORTED on every call', () => 
 })
 
 describe('bad arguments reject with a TypeError naming them (nothing throws)', () => {
-  const cases: Array<[string, () => unknown, string | RegExp]> = [
+  const cases: BadCall[] = [
     ['apiKey missing', () => loginWithApiKey(undefined as never), 'loginWithApiKey: apiKey must be a non-empty string'],
     ['apiKey empty', () => loginWithApiKey('  '), 'loginWithApiKey: apiKey must be a non-empty string'],
     ['name', () => renameThread('t', ''), 'renameThread: name must be a non-empty string'],
@@ -404,14 +405,7 @@ describe('bad arguments reject with a TypeError naming them (nothing throws)', (
     ['method', () => request('' as never), 'request: method must be a non-empty string'],
     ['params', () => request('thread/loaded/list', { limit: 1n } as never), /^request: params\.limit is a BigInt/],
   ]
-  for (const [what, call, message] of cases) {
-    it(what, async () => {
-      let result: unknown
-      expect(() => (result = call())).not.toThrow()
-      await expect(result).rejects.toThrow(TypeError)
-      await expect(result).rejects.toThrow(message)
-    })
-  }
+  itRejectsWithTypeErrors(cases)
 })
 
 describe('exports', () => {

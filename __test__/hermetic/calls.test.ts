@@ -11,6 +11,7 @@ import { fakeCodexRuns } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { docBlock } from '../support/docs.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
+import { itRejectsWithTypeErrors, type BadCall } from '../support/rejected-type-errors.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 
 const fake = fakesOfThisFile()
@@ -192,7 +193,7 @@ describe('failures', () => {
 })
 
 describe('bad input is a TypeError the call rejects with (it never throws)', () => {
-  const cases: Array<[string, () => unknown, string | RegExp]> = [
+  const cases: BadCall[] = [
     ['options not an object', () => readAccount(7 as never), 'readAccount: options must be an object'],
     ['signal', () => listModels({ signal: {} as AbortSignal }), 'options.signal must be an AbortSignal'],
     ['requestTimeoutMs', () => listThreads({ requestTimeoutMs: -1 }), 'options.requestTimeoutMs must be an integer number of milliseconds from 1 to 2147483647'],
@@ -208,14 +209,7 @@ describe('bad input is a TypeError the call rejects with (it never throws)', () 
     ['threadId not a string', () => forkThread(7 as never), 'forkThread: threadId must be a non-empty string'],
     ['empty lastTurnId', () => forkThread('t', { lastTurnId: '' }), 'options.lastTurnId must be a non-empty string'],
   ]
-  for (const [what, call, message] of cases) {
-    it(what, async () => {
-      let result: unknown
-      expect(() => (result = call())).not.toThrow()
-      await expect(result).rejects.toThrow(TypeError)
-      await expect(result).rejects.toThrow(message)
-    })
-  }
+  itRejectsWithTypeErrors(cases)
 })
 
 describe('exports', () => {
