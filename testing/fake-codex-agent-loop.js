@@ -276,13 +276,14 @@ async function question(fake, s, ids) {
 }
 
 const ACCEPTED = ['accept', 'acceptForSession']
+const DECLINED = ['decline', 'cancel']
 
 /**
  * The model's `exec_command` with `require_escalated`: under `on-request` the server request
  * `item/commandExecution/requestApproval`; accepted, the command runs (its item completes with
- * the output), declined or cancelled (or answered with an error), the item is `declined` and
- * nothing runs; cancelled, Codex also ends the turn `interrupted` (as 0.171.0 does). Under `never`
- * nothing is asked and the command runs.
+ * the output); declined or cancelled, the item is `declined` and nothing runs, and a cancel also
+ * ends the turn `interrupted`; answered with an error or anything else, the item is `failed`
+ * (all as Codex 0.171.0 does). Under `never` nothing is asked and the command runs.
  */
 async function approval(fake, s, ids) {
   const asked = fake.turn.approvalPolicy !== 'never'
@@ -312,7 +313,8 @@ async function approval(fake, s, ids) {
   for (const delta of chunks) fake.notify('item/commandExecution/outputDelta', { ...ids, itemId, delta })
   fake.itemCompleted({
     ...started,
-    status: runs ? (exitCode === 0 ? 'completed' : 'failed') : 'declined',
+    // An error reply, or a result that is not one of these decisions, fails the item (Codex 0.171.0).
+    status: runs ? (exitCode === 0 ? 'completed' : 'failed') : DECLINED.includes(decision) ? 'declined' : 'failed',
     aggregatedOutput: runs ? chunks.join('') : null,
     exitCode,
     durationMs: runs ? 1 : null,

@@ -172,8 +172,8 @@ export type FakeAgentLoopStep =
    * The model's `exec_command` with `sandbox_permissions: "require_escalated"`. Unless the turn's
    * `approvalPolicy` is `never`: the server request `item/commandExecution/requestApproval`
    * (`reason`: `justification`); `accept`/`acceptForSession` runs it (its item completes with
-   * `output` and `exitCode`), anything else (`decline`, `cancel`, an error) leaves its item
-   * `declined`; `cancel` also ends the turn `interrupted`, as Codex does. Noted as `approval`
+   * `output` and `exitCode`), `decline` and `cancel` leave its item `declined`, an error reply
+   * (or a result that is not a decision) `failed`, as Codex does; `cancel` also ends the turn `interrupted`, as Codex does. Noted as `approval`
    * (`asked`, `decision`).
    */
   | { type: 'approval'; command: string; id?: string; justification?: string; output?: FakeText; exitCode?: number }
