@@ -436,6 +436,12 @@ export type ConversationOptions = Omit<RunTurnOptions, 'prompt' | 'input' | 'out
    */
   prepareNext?: boolean
   /**
+   * How long a prepared child waits for the next send before it is ended (`prepareTurn`'s
+   * `idleTimeoutMs`; default 300000, 5 minutes). A send after that starts a child of its own on
+   * the thread, as a send with `prepareNext: false` does.
+   */
+  idleTimeoutMs?: number
+  /**
    * Called with every Turn the conversation starts for the app's input, as soon as it exists:
    * the one a send returns, a queued one, and the one an input becomes when it was too late to
    * steer it into the running turn (that turn had ended, or Codex refused the steer).

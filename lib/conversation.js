@@ -9,7 +9,7 @@
 const { runTurn, prepareTurn, WAITING } = require('./turn.js')
 const { forkThread } = require('./calls.js')
 const { CodexError, SteerError, failure } = require('./errors.js')
-const { checkOptions, wire, option, plain, isProxy } = require('./plain.js')
+const { checkOptions, checkMilliseconds, wire, option, plain, isProxy } = require('./plain.js')
 const { serialIterator } = require('./iterator.js')
 
 /** The options of a turn that a conversation's options may not carry: each send gives its own. */
@@ -273,6 +273,8 @@ class Conversation {
   #handler
   #onTurn
   #prepareNext
+  /** How long a prepared child waits for the next send (prepareTurn's idleTimeoutMs; undefined: its default). */
+  #idleTimeoutMs
   #threadId
   #model
   #effort
@@ -293,6 +295,7 @@ class Conversation {
     this.#handler = settings.handler
     this.#onTurn = settings.onTurn
     this.#prepareNext = settings.prepareNext
+    this.#idleTimeoutMs = settings.idleTimeoutMs
     this.#threadId = settings.threadId
     this.#model = settings.model
     this.#effort = settings.effort
@@ -445,7 +448,7 @@ class Conversation {
     if (!this.#prepareNext || this.#closed || this.#prepared !== null || this.#running !== null) return
     let turn
     try {
-      turn = prepareTurn(this.#options({ model: this.#model }, { effort: false }))
+      turn = prepareTurn(this.#options({ model: this.#model, idleTimeoutMs: this.#idleTimeoutMs }, { effort: false }))
     } catch {
       // Checked when the conversation was opened; a send then starts its own child.
       return
@@ -506,6 +509,7 @@ class Conversation {
       handler: this.#handler,
       onTurn,
       prepareNext: this.#prepareNext,
+      idleTimeoutMs: this.#idleTimeoutMs,
       threadId: null,
       model: this.#model,
       effort: this.#effort,
@@ -569,7 +573,7 @@ class Conversation {
 /**
  * Opens a conversation: `options` are every turn's (`runTurn`'s without the input), plus
  * `threadId` (continue a stored thread), `prepareNext` (default true: the next turn's child
- * waits for the next send) and `onTurn`. Throws a TypeError naming a bad option.
+ * waits for the next send), `idleTimeoutMs` (how long it waits, as prepareTurn's) and `onTurn`. Throws a TypeError naming a bad option.
  */
 function openConversation(options) {
   checkOptions(options, 'openConversation')
@@ -578,10 +582,12 @@ function openConversation(options) {
   }
   const prepareNext = option(options, 'prepareNext')
   if (prepareNext !== undefined && typeof prepareNext !== 'boolean') throw new TypeError('options.prepareNext must be a boolean')
+  const idleTimeoutMs = option(options, 'idleTimeoutMs')
+  checkMilliseconds(idleTimeoutMs, 'options.idleTimeoutMs', 1)
   const onTurn = option(options, 'onTurn')
   if (onTurn !== undefined && typeof onTurn !== 'function') throw new TypeError('options.onTurn must be a function')
   const handler = option(options, 'onServerRequest')
-  const base = wire(options, ['prepareNext', 'onTurn', 'onServerRequest'])
+  const base = wire(options, ['prepareNext', 'idleTimeoutMs', 'onTurn', 'onServerRequest'])
   if (base.ephemeral === true) {
     throw new TypeError(
       "options.ephemeral: a conversation's thread outlives each turn's child, and an ephemeral thread ends with the child that started it",
@@ -590,7 +596,7 @@ function openConversation(options) {
   // Every option checked as a turn reads it, with nothing started.
   runTurn({ ...base, ...(handler === undefined ? {} : { onServerRequest: handler }), prompt: UNSENT, signal: abortedSignal(undefined) })
   const { threadId = null, model, effort, ...rest } = base
-  return new Conversation({ base: rest, handler, onTurn, prepareNext: prepareNext ?? true, threadId, model, effort })
+  return new Conversation({ base: rest, handler, onTurn, prepareNext: prepareNext ?? true, idleTimeoutMs, threadId, model, effort })
 }
 
 module.exports = { openConversation, Conversation, ConversationTurn }

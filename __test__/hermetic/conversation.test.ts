@@ -1,8 +1,8 @@
 // A conversation through the addon against the test kit's fake: the thread id kept between
 // sends, the next turn's child prepared after each turn and started by the next send (no spawn
 // at send time), steer / queue / reject while a turn runs, a model change, a fork, close() in
-// the middle of a turn leaving nothing, a send after the prepared child died, prepareNext:
-// false, bad options, and the README's chat pane as written there.
+// the middle of a turn leaving nothing, a send after the prepared child died or idled out
+// (idleTimeoutMs), prepareNext: false, bad options, and the README's chat pane as written there.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -300,6 +300,32 @@ describe('a prepared child that died', () => {
   })
 })
 
+describe('idleTimeoutMs', () => {
+  it('a prepared child waits that long, then ends; a send after it starts a child of its own on the thread', async () => {
+    const { conversation, log } = open('minimal', { threadId: THREAD_ID, idleTimeoutMs: 300 })
+    await ready(conversation)
+    const [idle] = log.starts()
+    // Nothing kills it but its own idle time.
+    expect(await eventually(() => !isRunning(idle.pid), 10_000), 'the idle prepared child ended').toBe(true)
+    const events = await collect(conversation.send('Back again'))
+    expect(assertOneTerminalLast(events)).toMatchObject({ status: 'completed', threadId: THREAD_ID, failure: null })
+    expect(log.starts()).toHaveLength(2)
+    expect(log.runs()[1].requests('thread/resume').map((p) => p.threadId)).toEqual([THREAD_ID])
+    expect(log.requests('turn/start').map(text)).toEqual(['Back again'])
+  })
+
+  it('a fork keeps it', async () => {
+    const fake = { calls: { 'thread/fork': { result: { thread: { id: FORK_ID } } } } }
+    const { conversation, log } = open('minimal', { threadId: THREAD_ID, idleTimeoutMs: 300 }, fake)
+    const fork = await conversation.fork()
+    opened.push(fork)
+    await ready(fork)
+    const forkRun = log.runs().find((r) => r.requests('thread/resume').some((p) => p.threadId === FORK_ID))!
+    // The fork's prepared child ends by itself, as the first's does.
+    expect(await eventually(() => !isRunning(forkRun.pid), 10_000), "the fork's idle prepared child ended").toBe(true)
+  })
+})
+
 describe('fork', () => {
   it('a new conversation on the fork, with the same options; the first goes on', async () => {
     const { conversation, log } = open('minimal', { model: 'model-a' }, { calls: { 'thread/fork': { result: { thread: { id: FORK_ID } } } } })
@@ -382,7 +408,8 @@ describe('bad options', () => {
       [{ ephemeral: true }, /^options\.ephemeral: /],
       [{ threadId: '' }, /^options\.threadId must be a non-empty string$/],
       [{ cwd: 'relative' }, /^options\.cwd/],
-      [{ idleTimeoutMs: 5 }, /^options\.idleTimeoutMs: unknown field/],
+      [{ idleTimeoutMs: 0 }, /^options\.idleTimeoutMs must be an integer number of milliseconds from 1 to /],
+      [{ idleTimeoutMs: 2 ** 31 }, /^options\.idleTimeoutMs must be an integer number of milliseconds from 1 to /],
       [{ access: 'readOnly', onServerRequest: () => undefined }, /onServerRequest/],
     ]
     for (const [options, message] of bad) {
