@@ -63,8 +63,16 @@ struct Queue {
     holding: bool,
     /// When a waiting consumer was last handed a batch.
     last_handover: Option<Instant>,
-    /// The end of the window the runner holds events in, if it holds them for one.
-    release_at: Option<Instant>,
+}
+
+/// What the runner may do before its next read (see [`EventStream::may_read`]).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// Whether it may read another frame.
+    pub room: bool,
+    /// When it must call [`EventStream::release`] if it still waits for input then: the end of
+    /// the window it holds events in.
+    pub release_at: Option<Instant>,
 }
 
 /// Receives the next batch, or `None` when there will be none; called on the producing thread.
@@ -155,7 +163,6 @@ impl EventStream {
                 waiter: None,
                 holding: false,
                 last_handover: None,
-                release_at: None,
             }),
             readable: Notify::new(),
             writable: Notify::new(),
@@ -231,35 +238,27 @@ impl EventStream {
     /// Called by the runner before each read; whether it may read another frame. While
     /// `input_buffered` (the next frame is already in memory, so reading it will not wait) or
     /// within [`COALESCE`] of the last hand-over, the consumer is handed the events in one
-    /// batch when the input runs dry and the window is over (see [`EventStream::release_at`]),
+    /// batch when the input runs dry and the window is over (`release_at`),
     /// or once [`HOLD_EVENTS`] are queued, instead of one crossing per event. A quiet stream's
     /// frame is alone in the buffer and comes after a quiet spell, so its event crosses at once.
-    pub fn may_read(&self, input_buffered: bool, now: Instant) -> bool {
+    pub fn may_read(&self, input_buffered: bool, now: Instant) -> Reading {
         let mut q = self.lock();
         let room = q.has_room();
         let busy_until = q.last_handover.map(|at| at + COALESCE).filter(|&until| until > now);
         q.holding = room && (input_buffered || busy_until.is_some());
-        q.release_at = busy_until.filter(|_| room);
         let due = q.due();
         drop(q);
         self.hand_over(due);
-        room
+        Reading { room, release_at: busy_until.filter(|_| room) }
     }
 
     /// The runner stops reading for now: a waiting consumer gets what was held back.
     pub fn release(&self) {
         let mut q = self.lock();
         q.holding = false;
-        q.release_at = None;
         let due = q.due();
         drop(q);
         self.hand_over(due);
-    }
-
-    /// When the runner must [`EventStream::release`] what it holds if it still waits for input
-    /// then: the end of the current window (set by [`EventStream::may_read`]).
-    pub fn release_at(&self) -> Option<Instant> {
-        self.lock().release_at
     }
 
     /// Resolves once `has_room()` may have become true.
@@ -457,17 +456,17 @@ mod tests {
         let s = EventStream::new();
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true, quiet()));
+        assert!(s.may_read(true, quiet()).room);
         s.push(&diag(1));
         s.push(&diag(2));
         assert!(got.lock().unwrap().is_empty(), "held while more input is buffered");
-        assert!(s.may_read(false, quiet()));
+        assert!(s.may_read(false, quiet()).room);
         assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
 
         // Never more than HOLD_EVENTS wait for the input to run dry.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true, quiet()));
+        assert!(s.may_read(true, quiet()).room);
         for i in 0..HOLD_EVENTS {
             s.push(&diag(i));
         }
@@ -476,7 +475,7 @@ mod tests {
         // Held events go out when the runner stops reading.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(true, quiet()));
+        assert!(s.may_read(true, quiet()).room);
         s.push(&diag(0));
         assert!(got.lock().unwrap().is_empty());
         s.release();
@@ -485,8 +484,7 @@ mod tests {
         // A quiet stream: nothing else buffered, past the window, the event crosses at once.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false, quiet()));
-        assert_eq!(s.release_at(), None);
+        assert_eq!(s.may_read(false, quiet()), Reading { room: true, release_at: None });
         s.push(&diag(0));
         assert_eq!(got.lock().unwrap().len(), 1);
     }
@@ -496,8 +494,7 @@ mod tests {
         let s = EventStream::new();
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false, Instant::now()));
-        assert_eq!(s.release_at(), None, "no hand-over yet: no window");
+        assert_eq!(s.may_read(false, Instant::now()).release_at, None, "no hand-over yet: no window");
         // Times taken before a hand-over are within its window, however slow the machine.
         let within = Instant::now();
         s.push(&diag(1));
@@ -506,28 +503,24 @@ mod tests {
         // Within the window of that hand-over, a waiting consumer waits for the window's end.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false, within));
-        let release_at = s.release_at().expect("within the window of the last hand-over");
+        let release_at = s.may_read(false, within).release_at.expect("within the window of the last hand-over");
         assert!(release_at <= Instant::now() + COALESCE);
         s.push(&diag(2));
         s.push(&diag(3));
         assert!(got.lock().unwrap().is_empty(), "held until the window is over");
         s.release();
-        assert_eq!(s.release_at(), None);
         assert_eq!(events_in(&got.lock().unwrap()[0]), 2, "both in one crossing");
 
         // Past the window the stream is quiet again: at once.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false, quiet()));
-        assert_eq!(s.release_at(), None);
+        assert_eq!(s.may_read(false, quiet()), Reading { room: true, release_at: None });
         let within = Instant::now();
         s.push(&diag(4));
         assert_eq!(got.lock().unwrap().len(), 1);
 
         // A consumer that comes back within the window waits for it too, then takes all of it.
-        assert!(s.may_read(false, within));
-        assert!(s.release_at().is_some());
+        assert!(s.may_read(false, within).release_at.is_some());
         s.push(&diag(5));
         assert_eq!(s.try_take(), None, "held: the window is not over");
         let (got, waiter) = recorder();
@@ -539,7 +532,7 @@ mod tests {
         // HOLD_EVENTS end a window early.
         let (got, waiter) = recorder();
         assert_eq!(s.pull(waiter), None);
-        assert!(s.may_read(false, within));
+        assert!(s.may_read(false, within).room);
         for i in 0..HOLD_EVENTS {
             s.push(&diag(i));
         }

@@ -78,6 +78,9 @@ pub(super) struct Session<'a> {
     next_key: u64,
     /// Since when an active goal's continuation is due (with `until: 'idle'`).
     continuation_since: Option<Instant>,
+    /// The end of the window the stream holds events in, as its last `may_read` said (see
+    /// `stream::COALESCE`); kept here so that a frame locks the queue once.
+    release_at: std::cell::Cell<Option<Instant>>,
     /// The turn was sent an output schema: its final message is parsed.
     structured: bool,
     /// The model the thread runs (plan mode's settings name it when the turn gives none).
@@ -117,6 +120,7 @@ impl<'a> Session<'a> {
             asked: HashMap::new(),
             next_key: 1,
             continuation_since: None,
+            release_at: std::cell::Cell::new(None),
             structured: false,
             thread_model: None,
         }
@@ -542,14 +546,14 @@ impl Owner for Session<'_> {
     fn next_deadline(&self) -> Option<Instant> {
         let asked = self.asked.values().map(|a| a.deadline).min();
         let continuation = self.continuation_since.map(|since| since + CONTINUATION_WAIT);
-        // The end of the window the stream holds events in (see `stream::COALESCE`).
-        let release = self.stream.release_at().map(Instant::from_std);
+        let release = self.release_at.get();
         asked.into_iter().chain(continuation).chain(release).min()
     }
 
     async fn on_deadline<R: Input, W: Output>(&mut self, now: Instant, wire: &mut Wire<'_, R, W>) -> Result<(), Stop> {
-        if self.stream.release_at().is_some_and(|at| at <= now.into_std()) {
+        if self.release_at.get().is_some_and(|at| at <= now) {
             // The window is over and no frame came to end it: the consumer gets what waited.
+            self.release_at.set(None);
             self.stream.release();
         }
         let mut due: Vec<u64> = self.asked.iter().filter(|(_, a)| a.deadline <= now).map(|(key, _)| *key).collect();
@@ -600,7 +604,9 @@ impl Owner for Session<'_> {
     }
 
     fn may_read(&self, buffered: bool) -> bool {
-        self.stream.may_read(buffered, std::time::Instant::now())
+        let reading = self.stream.may_read(buffered, std::time::Instant::now());
+        self.release_at.set(reading.release_at.map(Instant::from_std));
+        reading.room
     }
 
     fn release(&self) {
