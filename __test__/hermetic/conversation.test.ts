@@ -300,13 +300,15 @@ describe('a prepared child that died', () => {
   })
 })
 
-describe('idleTimeoutMs', () => {
+describe('idleTimeoutMs', { timeout: 60_000 }, () => {
+  const IDLE_MS = 4000
   it('a prepared child waits that long, then ends; a send after it starts a child of its own on the thread', async () => {
-    const { conversation, log } = open('minimal', { threadId: THREAD_ID, idleTimeoutMs: 300 })
-    await ready(conversation)
+    const { conversation, log } = open('minimal', { threadId: THREAD_ID, idleTimeoutMs: IDLE_MS })
+    // The idle time counts from the prepare: long enough for a child to get ready under Wine.
+    expect(await ready(conversation)).toEqual({ threadId: THREAD_ID })
     const [idle] = log.starts()
     // Nothing kills it but its own idle time.
-    expect(await eventually(() => !isRunning(idle.pid), 10_000), 'the idle prepared child ended').toBe(true)
+    expect(await eventually(() => !isRunning(idle.pid), IDLE_MS + 20_000), 'the idle prepared child ended').toBe(true)
     const events = await collect(conversation.send('Back again'))
     expect(assertOneTerminalLast(events)).toMatchObject({ status: 'completed', threadId: THREAD_ID, failure: null })
     expect(log.starts()).toHaveLength(2)
@@ -316,13 +318,13 @@ describe('idleTimeoutMs', () => {
 
   it('a fork keeps it', async () => {
     const fake = { calls: { 'thread/fork': { result: { thread: { id: FORK_ID } } } } }
-    const { conversation, log } = open('minimal', { threadId: THREAD_ID, idleTimeoutMs: 300 }, fake)
+    const { conversation, log } = open('minimal', { threadId: THREAD_ID, idleTimeoutMs: IDLE_MS }, fake)
     const fork = await conversation.fork()
     opened.push(fork)
-    await ready(fork)
+    expect(await ready(fork)).toEqual({ threadId: FORK_ID })
     const forkRun = log.runs().find((r) => r.requests('thread/resume').some((p) => p.threadId === FORK_ID))!
     // The fork's prepared child ends by itself, as the first's does.
-    expect(await eventually(() => !isRunning(forkRun.pid), 10_000), "the fork's idle prepared child ended").toBe(true)
+    expect(await eventually(() => !isRunning(forkRun.pid), IDLE_MS + 20_000), "the fork's idle prepared child ended").toBe(true)
   })
 })
 
