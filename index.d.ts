@@ -436,9 +436,9 @@ export type ConversationOptions = Omit<RunTurnOptions, 'prompt' | 'input' | 'out
    */
   prepareNext?: boolean
   /**
-   * How long a prepared child waits for the next send before it is ended (`prepareTurn`'s
-   * `idleTimeoutMs`; default 300000, 5 minutes). A send after that starts a child of its own on
-   * the thread, as a send with `prepareNext: false` does.
+   * How long a prepared child waits for the next send before it is ended, counted from when it
+   * is prepared (`prepareTurn`'s `idleTimeoutMs`; default 300000, 5 minutes). A send after that
+   * starts a child of its own on the thread, as a send with `prepareNext: false` does.
    */
   idleTimeoutMs?: number
   /**
