@@ -573,7 +573,8 @@ class Conversation {
 /**
  * Opens a conversation: `options` are every turn's (`runTurn`'s without the input), plus
  * `threadId` (continue a stored thread), `prepareNext` (default true: the next turn's child
- * waits for the next send), `idleTimeoutMs` (how long it waits, as prepareTurn's) and `onTurn`. Throws a TypeError naming a bad option.
+ * waits for the next send), `idleTimeoutMs` (how long it waits, as prepareTurn's) and
+ * `onTurn`. Throws a TypeError naming a bad option.
  */
 function openConversation(options) {
   checkOptions(options, 'openConversation')

@@ -320,18 +320,26 @@ async function approval(fake, s, ids) {
     durationMs: runs ? 1 : null,
     completedAtMs: nowMs(),
   })
-  if (decision === 'cancel') return interruptedByCancel(fake)
-  return undefined
+  if (decision !== 'cancel') return undefined
+  endInterrupted(fake)
+  return 'end'
 }
 
-/** The turn of `fake` (the fake's own or a player's) ends `interrupted`, as Codex ends it when an approval is cancelled. */
-function interruptedByCancel(fake) {
+/**
+ * Ends the turn `fake` plays `interrupted`, as Codex ends a turn it was told to interrupt or
+ * whose approval was cancelled: the fake's own turn, or a player's (an agent's, a
+ * continuation's).
+ */
+function endInterrupted(fake) {
   const entry = loopOf(fake).live.get(fake.turn.turnId)
   fake.interrupted = true
   fake.status({ type: 'idle' })
-  if (entry && entry.player === fake) finish(fake, 'interrupted', entry.rootTurnId)
-  else fake.complete('interrupted', fake.lastMessage ? [fake.lastMessage] : [], null)
-  return 'end'
+  if (entry && entry.player === fake) {
+    finish(fake, 'interrupted', entry.rootTurnId)
+    entry.resolve('end')
+  } else {
+    fake.complete('interrupted', [], null)
+  }
 }
 
 function commandItem(fake, id, command, { processId }) {
@@ -400,12 +408,7 @@ function interrupt(fake, params, id) {
   const entry = loopOf(fake).live.get(params.turnId)
   if (!entry || entry.player.turn.threadId !== params.threadId || entry.player.turnDone) return false
   fake.send({ id, result: {} })
-  if ((fake.script.interrupt ?? 'honour') === 'ignore') return true
-  const p = entry.player
-  p.interrupted = true
-  p.status({ type: 'idle' })
-  finish(p, 'interrupted', entry.rootTurnId)
-  entry.resolve('end')
+  if ((fake.script.interrupt ?? 'honour') !== 'ignore') endInterrupted(entry.player)
   return true
 }
 
@@ -468,4 +471,4 @@ async function review(fake, id, params) {
   fake.complete('completed', fake.lastMessage ? [fake.lastMessage] : [], null)
 }
 
-module.exports = { STEPS, checkStep, checkScript, step, afterTurn, interrupt, review }
+module.exports = { STEPS, checkStep, checkScript, step, afterTurn, interrupt, endInterrupted, review }

@@ -381,11 +381,7 @@ class FakeCodex {
           return void this.exit(0)
         }
         this.send({ id, result: {} })
-        if (mode === 'honour') {
-          this.interrupted = true
-          this.status({ type: 'idle' })
-          this.complete('interrupted', [], null)
-        }
+        if (mode === 'honour') loop.endInterrupted(this)
         return
       }
       case 'review/start':

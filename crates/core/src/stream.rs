@@ -238,8 +238,8 @@ impl EventStream {
     /// Called by the runner before each read; whether it may read another frame. While
     /// `input_buffered` (the next frame is already in memory, so reading it will not wait) or
     /// within [`COALESCE`] of the last hand-over, the consumer is handed the events in one
-    /// batch when the input runs dry and the window is over (`release_at`),
-    /// or once [`HOLD_EVENTS`] are queued, instead of one crossing per event. A quiet stream's
+    /// batch when the input runs dry and the window is over (`release_at`), or once
+    /// [`HOLD_EVENTS`] are queued, instead of one crossing per event. A quiet stream's
     /// frame is alone in the buffer and comes after a quiet spell, so its event crosses at once.
     pub fn may_read(&self, input_buffered: bool, now: Instant) -> Reading {
         let mut q = self.lock();
