@@ -8,10 +8,8 @@ import { runTurn } from '../../index.js'
 import type { HarnessEvent, RunTurnOptions, TerminalEvent, Turn } from '../../index.js'
 import { fakeCodexRuns, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexRun, FakeCodexScript, FakeStep } from '../../testing/index.js'
-import { eventually, isRunning, liveInGroup } from './procs.js'
+import { eventually, killIfAlive, leftByFake as leftBy } from './procs.js'
 
-/** The live processes a fake's start left: its process group on Unix; on Windows (one Job Object a turn, ended whole) the fake itself. */
-const leftBy = (pid: number) => (process.platform === 'win32' ? [pid].filter(isRunning) : liveInGroup(pid))
 
 // Ids the scenarios use.
 export const THREAD_ID = '01a22f3f-395c-74e0-a930-8f8e7ca0b3f0'
@@ -257,13 +255,7 @@ export async function cleanupFakes(): Promise<void> {
       const ok = await eventually(() => leftBy(start.pid).length === 0, 3000)
       if (!ok) {
         leaked.push(`${scenario}: group ${start.pid} still has ${leftBy(start.pid).join(',')}`)
-        for (const pid of leftBy(start.pid)) {
-          try {
-            process.kill(pid, 'SIGKILL')
-          } catch {
-            // gone meanwhile
-          }
-        }
+        for (const pid of leftBy(start.pid)) killIfAlive(pid)
       }
     }
   }

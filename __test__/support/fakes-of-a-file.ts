@@ -3,11 +3,11 @@
 import { afterAll, afterEach, expect } from 'vitest'
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
-import { eventually, liveInGroup } from './procs.js'
+import { eventually, killIfAlive, leftByFake } from './procs.js'
 
 /**
  * Registers, for the calling file, a check after each test that every process group its fakes
- * started is empty within 5 s (what outlived it is named, then killed so that the next test
+ * started is empty within 5 s (on Windows: that the fake has ended) (what outlived it is named, then killed so that the next test
  * starts clean) and the fakes' removal after the file. Returns the writer of a fake.
  */
 export function fakesOfThisFile(what = 'their call'): (script: FakeCodexScript, options?: Parameters<typeof writeFakeCodex>[1]) => string {
@@ -16,9 +16,9 @@ export function fakesOfThisFile(what = 'their call'): (script: FakeCodexScript, 
     const left: string[] = []
     for (const codexPath of fakes.splice(0)) {
       for (const run of fakeCodexRuns(codexPath)) {
-        if (!(await eventually(() => liveInGroup(run.pid).length === 0, 5000))) {
+        if (!(await eventually(() => leftByFake(run.pid).length === 0, 5000))) {
           left.push(`${run.pid} ${run.argv.join(' ')}`)
-          for (const pid of liveInGroup(run.pid)) process.kill(pid, 'SIGKILL')
+          for (const pid of leftByFake(run.pid)) killIfAlive(pid)
         }
       }
     }

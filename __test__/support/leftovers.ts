@@ -7,7 +7,7 @@
 // the machine carry another run id and are never looked at. Linux (/proc); elsewhere the
 // per-test clean-ups stand alone.
 import { readFileSync } from 'node:fs'
-import { RUN_VAR, allProcesses, describeProcess, environOf, eventually, isAlive } from './procs.js'
+import { RUN_VAR, allProcesses, describeProcess, environOf, eventually, isAlive, killIfAlive } from './procs.js'
 
 /** vitest's own processes: this one and its pool workers (its direct children running vitest). */
 function isVitest(pid: number, ppid: number): boolean {
@@ -37,13 +37,7 @@ export default function setup(): () => Promise<void> {
     if (await eventually(() => leftovers(run).length === 0, 10_000, 100)) return
     const left = leftovers(run)
     const described = left.map(describeProcess)
-    for (const pid of left) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        // gone meanwhile
-      }
-    }
+    for (const pid of left) killIfAlive(pid)
     await eventually(() => left.every((pid) => !isAlive(pid)), 10_000)
     // vitest reports an error thrown here but does not fail the run for it.
     process.exitCode = 1

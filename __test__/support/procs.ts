@@ -20,6 +20,24 @@ export function liveInGroup(pgid: number): number[] {
     .map((p) => p.pid)
 }
 
+/**
+ * The live processes a fake's start (`pid`, as the fake logs it) left: its process group on
+ * Unix; on Windows (one Job Object a turn, ended whole; /proc there is the Linux host's under
+ * Wine, whose process groups know nothing of Windows pids) the fake itself.
+ */
+export function leftByFake(pid: number): number[] {
+  return process.platform === 'win32' ? [pid].filter(isRunning) : liveInGroup(pid)
+}
+
+/** Kills `pid` with SIGKILL unless it is gone already (it may end between a look and the kill). */
+export function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e
+  }
+}
+
 /** Polls until `check` returns true or `ms` passes; returns the last result. */
 export async function eventually(check: () => boolean, ms = 3000, every = 25): Promise<boolean> {
   const until = Date.now() + ms
@@ -168,13 +186,7 @@ export async function killLeftovers(prefix: string | null, refs: ProcessRef[] = 
   if (prefix !== null) for (const pid of liveWithMarker(prefix, { prefix: true })) if (ours(pid)) victims.add(pid)
   for (const ref of refs) if (isAlive(ref.pid) && statOf(ref.pid)?.start === ref.start) victims.add(ref.pid)
   const killed = [...victims].map(describeProcess)
-  for (const pid of victims) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // gone meanwhile
-    }
-  }
+  for (const pid of victims) killIfAlive(pid)
   await eventually(() => [...victims].every((pid) => !isAlive(pid)), 10_000)
   return killed
 }
