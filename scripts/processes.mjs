@@ -5,10 +5,23 @@
 
 import { readdirSync, readFileSync } from 'node:fs'
 
+/**
+ * The path of `/proc/<rest>`, on Linux only. A Windows Node under Wine reads `/proc` too (the
+ * drive Z: is the Linux root), but what it finds there is the Linux host's table, whose pids
+ * and process groups are not Windows pids: a check through it would match an unrelated
+ * process by chance. So on Windows these helpers refuse, and the checks use Windows' own
+ * answers (`isAlive` below, `windowsProcesses` of the suites).
+ */
+function proc(rest) {
+  if (process.platform === 'win32') throw new Error(`/proc/${rest}: the Linux process table, not Windows'; use a Windows process check`)
+  return `/proc/${rest}`
+}
+
 /** `/proc/<pid>/stat` as the fields the checks use; null once the process is gone. */
 export function statOf(pid) {
+  const path = proc(`${pid}/stat`)
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const text = readFileSync(path, 'utf8')
     // The command name is in parentheses and may itself contain spaces or parentheses.
     const rest = text.slice(text.lastIndexOf(')') + 2).split(' ')
     // `start`: field 22, clock ticks since boot; a pid reused by another process has another.
@@ -21,7 +34,7 @@ export function statOf(pid) {
 /** Every process of the table. */
 export function processTable() {
   const out = []
-  for (const name of readdirSync('/proc')) {
+  for (const name of readdirSync(proc(''))) {
     if (!/^\d+$/.test(name)) continue
     const stat = statOf(Number(name))
     if (stat) out.push(stat)
@@ -29,16 +42,26 @@ export function processTable() {
   return out
 }
 
-/** Whether `pid` exists and is not a zombie. */
+/** Whether `pid` exists and is not a zombie (on Windows: whether it is still running). */
 export function isAlive(pid) {
+  if (process.platform === 'win32') {
+    // libuv's signal 0 on Windows: the process opens and has not exited.
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
   const stat = statOf(pid)
   return stat !== null && stat.state !== 'Z'
 }
 
 /** The environment a process was started with (empty once it is gone or not ours to read). */
 export function environOf(pid) {
+  const path = proc(`${pid}/environ`)
   try {
-    const entries = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter(Boolean)
+    const entries = readFileSync(path, 'latin1').split('\0').filter(Boolean)
     return new Map(entries.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]))
   } catch {
     return new Map()
@@ -63,8 +86,9 @@ export function liveWithEnvironment(entry, { prefix = false } = {}) {
 
 /** The command line of a process, as `pid: argv` for a report. */
 export function describeProcess(pid) {
+  const path = proc(`${pid}/cmdline`)
   try {
-    return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()}`
+    return `${pid}: ${readFileSync(path, 'utf8').split('\0').join(' ').trim()}`
   } catch {
     return `${pid}: (gone)`
   }

@@ -28,7 +28,7 @@ import { fakeCodexRuns } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
 import { itRejectsWithTypeErrors, type BadCall } from '../support/rejected-type-errors.js'
-import { eventually, liveInGroup } from '../support/procs.js'
+import { eventually, leftByFake } from '../support/procs.js'
 
 const fake = fakesOfThisFile()
 
@@ -43,7 +43,7 @@ async function against<T>(script: FakeCodexScript, call: (options: CallOptions) 
     (error: unknown) => ({ value: undefined, error }),
   )
   const runs = fakeCodexRuns(codexPath)
-  for (const run of runs) expect(liveInGroup(run.pid), `group ${run.pid} once the call settled`).toEqual([])
+  for (const run of runs) expect(leftByFake(run.pid), `group ${run.pid} once the call settled`).toEqual([])
   return { ...settled, runs, sent: runs.flatMap((run) => run.received.map((m) => m.method)) }
 }
 
@@ -128,7 +128,7 @@ describe('startLogin', () => {
     const [run] = fakeCodexRuns(codexPath)
     expect(run.received.map((m) => m.method)).toEqual([...HANDSHAKE, 'account/login/start', 'account/read', 'account/rateLimits/read'])
     expect(run.requests('account/login/start')).toEqual([{ type: 'chatgpt' }])
-    expect(liveInGroup(run.pid)).toEqual([])
+    expect(leftByFake(run.pid)).toEqual([])
   })
 
   it('a device-code login shows the code; a refused one rejects both with LOGIN_FAILED', async () => {
@@ -161,7 +161,7 @@ describe('startLogin', () => {
     const [run] = fakeCodexRuns(codexPath)
     expect(run.requests('account/login/cancel')).toEqual([{ loginId: 'l1' }])
     expect(run.received.map((m) => m.method).at(-1)).toBe('account/login/cancel')
-    expect(liveInGroup(run.pid)).toEqual([])
+    expect(leftByFake(run.pid)).toEqual([])
   })
 
   it('the signal cancels it too; an aborted signal starts nothing', async () => {

@@ -12,7 +12,7 @@ import type { FakeCodexScript } from '../../testing/index.js'
 import { docBlock } from '../support/docs.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
 import { itRejectsWithTypeErrors, type BadCall } from '../support/rejected-type-errors.js'
-import { eventually, liveInGroup } from '../support/procs.js'
+import { eventually, leftByFake } from '../support/procs.js'
 
 const fake = fakesOfThisFile()
 
@@ -27,7 +27,7 @@ async function against<T>(script: FakeCodexScript, call: (options: CallOptions) 
     (error: unknown) => ({ value: undefined, error }),
   )
   const runs = fakeCodexRuns(codexPath)
-  for (const run of runs) expect(liveInGroup(run.pid), `group ${run.pid} once the call settled`).toEqual([])
+  for (const run of runs) expect(leftByFake(run.pid), `group ${run.pid} once the call settled`).toEqual([])
   return { ...settled, runs }
 }
 

@@ -13,7 +13,7 @@ import type { Conversation, ConversationOptions, HarnessEvent, PreparedTurn, Ter
 import type { FakeCodexScript } from '../../testing/index.js'
 import { THREAD_ID, TURN_ID, assertOneTerminalLast, cleanupFakes, collect, scenarios, tempDir, types, writeFake } from '../support/fake.js'
 import type { FakeLog, ScenarioName } from '../support/fake.js'
-import { eventually, isRunning, liveInGroup } from '../support/procs.js'
+import { eventually, isRunning, leftByFake } from '../support/procs.js'
 import { Transcript } from '../testing/docs-transcript.js'
 import { openChatPane } from './readme-chat-pane.js'
 import { docBlock } from '../support/docs.js'
@@ -371,7 +371,7 @@ describe('close()', () => {
     })
     expect(closing).toBeDefined()
     await closing
-    for (const start of log.starts()) expect(liveInGroup(start.pid), `group ${start.pid} after close()`).toEqual([])
+    for (const start of log.starts()) expect(leftByFake(start.pid), `group ${start.pid} after close()`).toEqual([])
     const terminal = assertOneTerminalLast(events)
     expect(terminal.status).toBe('cancelled')
     expect(terminal.abortReason).toMatchObject({ name: 'CodexError', code: 'CONVERSATION_CLOSED' })
@@ -390,7 +390,7 @@ describe('close()', () => {
     await ready(conversation)
     const [child] = log.starts()
     await conversation.close()
-    expect(liveInGroup(child.pid)).toEqual([])
+    expect(leftByFake(child.pid)).toEqual([])
     expect(waiting(conversation)).toBeNull()
     expect(log.requests('turn/start')).toEqual([])
   })
@@ -475,6 +475,6 @@ describe("the README's chat pane", () => {
     } finally {
       await pane.close()
     }
-    for (const start of log.starts()) expect(liveInGroup(start.pid)).toEqual([])
+    for (const start of log.starts()) expect(leftByFake(start.pid)).toEqual([])
   })
 })

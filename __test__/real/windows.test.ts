@@ -47,6 +47,7 @@ afterEach(async () => {
 
 /** A Codex home on the mock, the real codex.exe, and the options of a turn in a scratch cwd. */
 async function setup(scenario: ScriptedResponse[]): Promise<{ mock: MockServer; home: CodexHome; options: RunTurnOptions }> {
+  before = new Map(windowsProcesses().map((p) => [p.pid, p.name]))
   const mock = await start(scenario)
   open.push(mock)
   const home = createCodexHome({ baseUrl: mock.url })
@@ -66,9 +67,17 @@ async function setup(scenario: ScriptedResponse[]): Promise<{ mock: MockServer; 
   return { mock, home, options }
 }
 
+/**
+ * The process table when the test's setup began. A process's parent id is never updated:
+ * one whose parent has exited names a pid Windows may give a later process (Wine's
+ * explorer.exe, started by a process long gone, was once listed below codex.exe that way, and
+ * the clean-up then ended it). Nothing that ran before the turn is below its codex.exe.
+ */
+let before = new Map<number, string>()
+
 /** Processes below `pid` now (itself excluded), from the process table's parent links. */
 function descendants(pid: number): number[] {
-  const table = windowsProcesses()
+  const table = windowsProcesses().filter((p) => before.get(p.pid) !== p.name)
   const below = new Set([pid])
   for (let grew = true; grew; ) {
     grew = false
