@@ -6,14 +6,15 @@
 import { readdirSync, readFileSync } from 'node:fs'
 
 /**
- * The path of `/proc/<rest>`, on Linux only. A Windows Node under Wine reads `/proc` too (the
- * drive Z: is the Linux root), but what it finds there is the Linux host's table, whose pids
- * and process groups are not Windows pids: a check through it would match an unrelated
- * process by chance. So on Windows these helpers refuse, and the checks use Windows' own
- * answers (`isAlive` below, `windowsProcesses` of the suites).
+ * The path of `/proc/<rest>`, on Linux only. Elsewhere these helpers refuse rather than answer
+ * wrongly: macOS has no `/proc` (every process would read as gone, and every "nothing left"
+ * check would pass), and a Windows Node under Wine reads the Linux host's `/proc` through the
+ * drive Z:, whose pids and process groups are not Windows pids (a check through it matches an
+ * unrelated process by chance). The checks there use the system's own answers (`isAlive`
+ * below, `psProcesses` and `windowsProcesses` of the suites).
  */
 function proc(rest) {
-  if (process.platform === 'win32') throw new Error(`/proc/${rest}: the Linux process table, not Windows'; use a Windows process check`)
+  if (process.platform !== 'linux') throw new Error(`/proc/${rest}: Linux's process table, and this is ${process.platform}; use the system's own process check`)
   return `/proc/${rest}`
 }
 
@@ -42,15 +43,17 @@ export function processTable() {
   return out
 }
 
-/** Whether `pid` exists and is not a zombie (on Windows: whether it is still running). */
+/** Whether `pid` exists and is not a zombie (elsewhere than Linux: whether it exists). */
 export function isAlive(pid) {
-  if (process.platform === 'win32') {
-    // libuv's signal 0 on Windows: the process opens and has not exited.
+  if (process.platform !== 'linux') {
+    // Signal 0: on Windows libuv opens the process and checks that it has not exited; on
+    // macOS a zombie still answers (counted as alive: a leftover check then errs on its side).
     try {
       process.kill(pid, 0)
       return true
-    } catch {
-      return false
+    } catch (e) {
+      // EPERM: it exists, as another user's process.
+      return e.code === 'EPERM'
     }
   }
   const stat = statOf(pid)

@@ -22,11 +22,12 @@ export function liveInGroup(pgid: number): number[] {
 
 /**
  * The live processes a fake's start (`pid`, as the fake logs it) left: its process group on
- * Unix; on Windows (one Job Object a turn, ended whole; /proc there is the Linux host's under
- * Wine, whose process groups know nothing of Windows pids) the fake itself.
+ * Unix (from /proc on Linux, else `ps`); on Windows (one Job Object a turn, ended whole) the
+ * fake itself.
  */
 export function leftByFake(pid: number): number[] {
-  return process.platform === 'win32' ? [pid].filter(isRunning) : liveInGroup(pid)
+  if (process.platform === 'win32') return [pid].filter(isRunning)
+  return process.platform === 'linux' ? liveInGroup(pid) : runningInGroup(pid)
 }
 
 /** Kills `pid` with SIGKILL unless it is gone already (it may end between a look and the kill). */
