@@ -159,7 +159,9 @@ let cleanupRegistered = false
 
 /** Removes the directories this process created (at exit, or now). */
 function removeCreated() {
-  for (const dir of created) rmSync(dir, { recursive: true, force: true })
+  // A fake that just ended can hold its directory a moment longer on Windows (EBUSY, seen
+  // under Wine): Node's rmSync tries again, with a growing pause, before it gives up.
+  for (const dir of created) rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
   created.clear()
 }
 

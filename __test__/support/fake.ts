@@ -259,7 +259,7 @@ export async function cleanupFakes(): Promise<void> {
       }
     }
   }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
   if (leaked.length) throw new Error(`processes outlived their turn:\n${leaked.join('\n')}`)
 }
 
