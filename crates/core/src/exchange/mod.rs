@@ -353,13 +353,17 @@ impl<'a, R: Input, W: Output> Exchange<'a, R, W> {
             let deadlines = [self.wire.conn.next_deadline(), self.wire.grace, owner.next_deadline()];
             self.timer.set(deadlines.into_iter().flatten().min());
             let cancel = self.wire.cancel;
-            let woke = tokio::select! {
-                biased;
-                () = cancel.killed() => Woke::Kill,
-                () = cancel.aborted(), if !self.wire.abort_seen => Woke::Abort,
-                () = self.timer.fired() => Woke::Deadline,
-                wake = owner.wake(read) => Woke::Owner(wake),
-                received = self.wire.conn.receive(), if read => Woke::Read(received),
+            let woke = if read && self.quiet_but_for_a_buffered_line(cancel) {
+                Woke::Read(self.wire.conn.receive().await)
+            } else {
+                tokio::select! {
+                    biased;
+                    () = cancel.killed() => Woke::Kill,
+                    () = cancel.aborted(), if !self.wire.abort_seen => Woke::Abort,
+                    () = self.timer.fired() => Woke::Deadline,
+                    wake = owner.wake(read) => Woke::Owner(wake),
+                    received = self.wire.conn.receive(), if read => Woke::Read(received),
+                }
             };
             let handled = match woke {
                 Woke::Kill => Err(Stop::Cancelled),
@@ -393,6 +397,19 @@ impl<'a, R: Input, W: Output> Exchange<'a, R, W> {
         // What the owner held back for a larger batch must not wait for the next read (or the end).
         owner.release();
         outcome
+    }
+
+    /// Whether the next frame is already read and waiting, with no kill, no unseen abort and
+    /// no deadline due: the usual case inside a burst of deltas. Such a frame is taken without
+    /// the select, which would register a waiter for each of its other branches (the two
+    /// cancel flags, the owner's channels, the timer) and drop them again for a read that needs
+    /// no waiting. The owner's wakes (a steer, an app's answer) wait for the buffered lines of
+    /// this read, a few hundred at most; kills, aborts and deadlines are checked every frame.
+    fn quiet_but_for_a_buffered_line(&self, cancel: &Cancel) -> bool {
+        self.wire.conn.has_buffered_line()
+            && !cancel.kill_requested()
+            && (self.wire.abort_seen || !cancel.abort_requested())
+            && self.timer.at.is_none_or(|at| at > Instant::now())
     }
 
     /// The timer fired: an interrupt's grace that ran out, or a request that is overdue.
