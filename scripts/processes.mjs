@@ -43,19 +43,26 @@ export function processTable() {
   return out
 }
 
-/** Whether `pid` exists and is not a zombie (elsewhere than Linux: whether it exists). */
-export function isAlive(pid) {
-  if (process.platform !== 'linux') {
-    // Signal 0: on Windows libuv opens the process and checks that it has not exited; on
-    // macOS a zombie still answers (counted as alive: a leftover check then errs on its side).
-    try {
-      process.kill(pid, 0)
-      return true
-    } catch (e) {
-      // EPERM: it exists, as another user's process.
-      return e.code === 'EPERM'
-    }
+/**
+ * Whether `pid` exists, by signal 0, on every system: on Windows libuv opens the process and
+ * checks that it has not exited; on Unix a zombie still answers.
+ */
+export function exists(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    // EPERM: it exists, as another user's process.
+    return e.code === 'EPERM'
   }
+}
+
+/**
+ * Whether `pid` exists and is not a zombie (elsewhere than Linux: whether it exists, a zombie
+ * counted as alive, so that a leftover check errs on its side).
+ */
+export function isAlive(pid) {
+  if (process.platform !== 'linux') return exists(pid)
   const stat = statOf(pid)
   return stat !== null && stat.state !== 'Z'
 }

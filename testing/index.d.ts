@@ -172,9 +172,9 @@ export type FakeAgentLoopStep =
    * The model's `exec_command` with `sandbox_permissions: "require_escalated"`. Unless the turn's
    * `approvalPolicy` is `never`: the server request `item/commandExecution/requestApproval`
    * (`reason`: `justification`); `accept`/`acceptForSession` runs it (its item completes with
-   * `output` and `exitCode`), `decline` and `cancel` leave its item `declined`, an error reply
-   * (or a result that is not a decision) `failed`, as Codex does; `cancel` also ends the turn `interrupted`, as Codex does. Noted as `approval`
-   * (`asked`, `decision`).
+   * `output` and `exitCode`), `decline` and `cancel` leave its item `declined` (`cancel` also
+   * ends the turn `interrupted`), an error reply or a result that is not a decision `failed`,
+   * all as Codex does. Noted as `approval` (`asked`, `decision`).
    */
   | { type: 'approval'; command: string; id?: string; justification?: string; output?: FakeText; exitCode?: number }
   /**

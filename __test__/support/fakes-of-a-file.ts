@@ -6,9 +6,10 @@ import type { FakeCodexScript } from '../../testing/index.js'
 import { eventually, killIfAlive, leftByFake } from './procs.js'
 
 /**
- * Registers, for the calling file, a check after each test that every process group its fakes
- * started is empty within 5 s (on Windows: that the fake has ended) (what outlived it is named, then killed so that the next test
- * starts clean) and the fakes' removal after the file. Returns the writer of a fake.
+ * Registers, for the calling file, a check after each test that whatever its fakes started is
+ * gone within 5 s (`leftByFake`: a fake's process group; on Windows the fake itself), naming
+ * what outlived it and killing it so that the next test starts clean, and the fakes' removal
+ * after the file. Returns the writer of a fake.
  */
 export function fakesOfThisFile(what = 'their call'): (script: FakeCodexScript, options?: Parameters<typeof writeFakeCodex>[1]) => string {
   const fakes: string[] = []

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describeProcess, environOf, isAlive, liveWithEnvironment, processTable, statOf } from '../../scripts/processes.mjs'
+import { describeProcess, environOf, exists, isAlive, liveWithEnvironment, processTable, statOf } from '../../scripts/processes.mjs'
 
 export { describeProcess, environOf, isAlive }
 
@@ -90,12 +90,7 @@ export function psProcesses(): PsEntry[] {
  * answers for zombies, and works on Windows), then, on Unix, `ps` for the zombie state.
  */
 export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch (e) {
-    // EPERM: it exists, as another user's process.
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false
-  }
+  if (!exists(pid)) return false
   if (process.platform === 'win32') return true
   try {
     const stat = execFileSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).trim()

@@ -349,11 +349,12 @@ impl<'a, R: Input, W: Output> Exchange<'a, R, W> {
                 break Err(stop);
             }
             owner.settle(&mut self.wire).await;
-            let read = owner.may_read(self.wire.conn.has_buffered_line());
+            let buffered = self.wire.conn.has_buffered_line();
+            let read = owner.may_read(buffered);
             let deadlines = [self.wire.conn.next_deadline(), self.wire.grace, owner.next_deadline()];
             self.timer.set(deadlines.into_iter().flatten().min());
             let cancel = self.wire.cancel;
-            let woke = if read && self.quiet_but_for_a_buffered_line(cancel) {
+            let woke = if read && buffered && self.quiet(cancel) {
                 Woke::Read(self.wire.conn.receive().await)
             } else {
                 tokio::select! {
@@ -399,15 +400,14 @@ impl<'a, R: Input, W: Output> Exchange<'a, R, W> {
         outcome
     }
 
-    /// Whether the next frame is already read and waiting, with no kill, no unseen abort and
-    /// no deadline due: the usual case inside a burst of deltas. Such a frame is taken without
+    /// Whether no kill, no unseen abort and no deadline is due. With the next frame already
+    /// read and waiting, the usual case inside a burst of deltas, the frame is then taken without
     /// the select, which would register a waiter for each of its other branches (the two
     /// cancel flags, the owner's channels, the timer) and drop them again for a read that needs
     /// no waiting. The owner's wakes (a steer, an app's answer) wait for the buffered lines of
     /// this read, a few hundred at most; kills, aborts and deadlines are checked every frame.
-    fn quiet_but_for_a_buffered_line(&self, cancel: &Cancel) -> bool {
-        self.wire.conn.has_buffered_line()
-            && !cancel.kill_requested()
+    fn quiet(&self, cancel: &Cancel) -> bool {
+        !cancel.kill_requested()
             && (self.wire.abort_seen || !cancel.abort_requested())
             && self.timer.at.is_none_or(|at| at > Instant::now())
     }
