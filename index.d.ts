@@ -170,11 +170,21 @@ export interface AgentOutcome {
 }
 
 export type CutOff =
-  | { kind: 'agent'; threadId: string; nickname: string | null }
+  /** A sub-agent still running (or due) when the child ended, or one a bound of `until: 'idle'` interrupted. */
+  | { kind: 'agent'; threadId: string; nickname: string | null; reason: CutReason }
   /** An active goal: Codex would have gone on working on it in turns of its own. */
-  | { kind: 'goal'; objective: string; status: string }
+  | { kind: 'goal'; objective: string; status: string; reason: CutReason }
   /** A terminal session (`exec_command` with a tty) still open: it dies with the child. */
   | { kind: 'backgroundTerminal'; itemId: string; processId: string | null; command: string }
+
+/**
+ * Why the run ended before that work did: `turnCompleted` (the run ended with the user's turn,
+ * `until: 'turnCompleted'`; or with a last turn after which Codex starts no continuation),
+ * `noContinuation` (`until: 'idle'`: the goal's continuation did not come within 5 s),
+ * `maxContinuations` and `idleWaitMs` (the bounds of `until: 'idle'`), `abort` (the run was
+ * aborted), `failed` (the run failed).
+ */
+export type CutReason = 'turnCompleted' | 'noContinuation' | 'maxContinuations' | 'idleWaitMs' | 'abort' | 'failed'
 
 /** How a server request was answered: by the fixed policy, by the app, or because the turn was ending. */
 export type ServerRequestReply = 'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'cancelled'
@@ -206,7 +216,10 @@ export type NativeItem = ThreadItem
  * The server completed the turn: what the terminal event will say, sent as soon as Codex
  * reports it. The `terminal` event follows once the child and everything it started are gone
  * (tens of milliseconds later: Codex's own shutdown). Only a turn the server completed has one
- * (not a failure of the process, a kill or a failure before the turn).
+ * (not a failure of the process, a kill or a failure before the turn). When the run goes on
+ * after the user's turn (`until: 'idle'`, or an abort waiting for the sub-agents it
+ * interrupted), it carries that turn's outcome as it was then: `agents` lists the sub-agents
+ * whose work had ended, `cutOff` is empty, and the terminal says how the rest ended.
  */
 export interface TurnCompletedEvent extends Omit<TerminalEvent, 'type'> {
   type: 'turnCompleted'
@@ -327,6 +340,17 @@ export interface RunTurnOptions {
    * sub-agent the turn started and every goal continuation Codex runs on its own.
    */
   until?: 'turnCompleted' | 'idle'
+  /**
+   * With `until: 'idle'` only: the goal continuation turns the run waits for at most (0 … 2^32 − 1;
+   * default 20). Reached, the run ends `completed` and `cutOff` names the goal (`maxContinuations`).
+   */
+  maxContinuations?: number
+  /**
+   * With `until: 'idle'` only: how long the run waits at most after the user's turn completed
+   * (1 … 2^31 − 1 ms; default 1800000, half an hour). Reached, what still runs is interrupted
+   * (killed after `interruptGraceMs`), the run ends `completed`, and `cutOff` names it (`idleWaitMs`).
+   */
+  idleWaitMs?: number
   /** Codex's collaboration mode for this turn (`plan`: it plans and may ask questions); `default` switches a thread left in plan mode back. */
   mode?: 'default' | 'plan'
   /**

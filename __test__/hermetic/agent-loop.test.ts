@@ -114,7 +114,7 @@ describe('sub-agents', () => {
     expect(terminal.status).toBe('completed')
     expect(terminal.finalMessage).toBe('parent done')
     expect(terminal.agents).toEqual([{ threadId: SUB_THREAD_ID, nickname: null, status: 'cutOff', usage: null }])
-    expect(terminal.cutOff).toEqual([{ kind: 'agent', threadId: SUB_THREAD_ID, nickname: null }])
+    expect(terminal.cutOff).toEqual([{ kind: 'agent', threadId: SUB_THREAD_ID, nickname: null, reason: 'turnCompleted' }])
     // Its open message is closed for the app.
     expect(inner(events)).toContainEqual({ type: 'itemDropped', itemId: 'msg_child' })
   })
@@ -196,7 +196,7 @@ describe('goals', () => {
     const { events, terminal } = await fakeRun(script([{ type: 'goal', objective: GOAL }, msg('working on it')], { continuations: [[msg('never seen')]] }))
     expect(ofType(events, 'goal')).toHaveLength(1)
     expect(terminal.finalMessage).toBe('working on it')
-    expect(terminal.cutOff).toEqual([{ kind: 'goal', objective: GOAL, status: 'active' }])
+    expect(terminal.cutOff).toEqual([{ kind: 'goal', objective: GOAL, status: 'active', reason: 'turnCompleted' }])
     expect(events.some((e) => e.type === 'messageDelta' && e.delta === 'never seen')).toBe(false)
   })
 
@@ -207,13 +207,151 @@ describe('goals', () => {
     expect(log.events('continuation')).toEqual([])
     expect(terminal.status).toBe('completed')
     expect(terminal.finalMessage).toBe('working on it')
-    expect(terminal.cutOff).toEqual([{ kind: 'goal', objective: GOAL, status: 'active' }])
+    expect(terminal.cutOff).toEqual([{ kind: 'goal', objective: GOAL, status: 'active', reason: 'noContinuation' }])
   })
 
   it('a goal that is no longer active ends the run with the turn', async () => {
     const { terminal } = await fakeRun(script([{ type: 'goal', objective: GOAL }, msg('done'), { type: 'goal', status: 'complete' }]), { until: 'idle' })
     expect(terminal.status).toBe('completed')
     expect(terminal.cutOff).toEqual([])
+  })
+})
+
+/** The user's turn's own `turnCompleted` (not a sub-agent's, which is nested in an `agent` event). */
+const ownCompleted = (events: HarnessEvent[]) => events.flatMap((e, i) => (e.type === 'turnCompleted' ? [i] : []))
+const childCompletedAt = (events: HarnessEvent[]) => events.findIndex((e) => e.type === 'agent' && e.event.type === 'turnCompleted')
+
+describe("until: 'idle' at its edges", () => {
+  const GOAL = 'Make the tests pass'
+  /** A sub-agent that outlives the parent's turn and never ends by itself. */
+  const hangingChild: FakeStep = {
+    type: 'agent',
+    threadId: SUB_THREAD_ID,
+    turnId: SUB_TURN_ID,
+    detach: true,
+    steps: [{ type: 'message', id: 'msg_child', text: 'working ', open: true }, { type: 'hang' }],
+  }
+
+  it("turnCompleted goes out when Codex completes the user's turn; an abort in the wait is cancelled, with its reason, naming what it stopped", async () => {
+    const run = fakeTurn(script([usage(10, 10), hangingChild, msg('parent done')]), { until: 'idle' })
+    const events = await within(
+      collect(run.turn, (e) => {
+        // The app re-enables its input here; the sub-agent still works.
+        if (e.type === 'turnCompleted') run.turn.abort('enough')
+      }),
+      30_000,
+      'the turn aborted in its idle wait',
+    )
+    const terminal = assertOneTerminalLast(events)
+    const own = ownCompleted(events)
+    expect(own).toHaveLength(1)
+    expect(own[0]).toBeLessThan(childCompletedAt(events))
+    expect(events[own[0]]).toMatchObject({ type: 'turnCompleted', status: 'completed', turnId: TURN_ID, finalMessage: 'parent done', usage: usageOf(10, 10), agents: [], cutOff: [] })
+    expect(events[own[0]]).not.toHaveProperty('abortReason')
+
+    expect(terminal.status).toBe('cancelled')
+    expect(terminal.cancellation).toBe('interrupted')
+    expect(terminal.abortReason).toBe('enough')
+    expect(terminal.agents).toEqual([{ threadId: SUB_THREAD_ID, nickname: null, status: 'interrupted', usage: null }])
+    expect(terminal.cutOff).toEqual([])
+    // Only the sub-agent's turn was running: only it was interrupted.
+    expect(run.log.requests('turn/interrupt').map((m) => m.params)).toEqual([{ threadId: SUB_THREAD_ID, turnId: SUB_TURN_ID }])
+  })
+
+  it('an abort in the wait with nothing running (a goal continuation due) ends cancelled and killed, naming the goal', async () => {
+    // No continuation comes (the script has none): the run would wait seconds for it.
+    const run = fakeTurn(script([{ type: 'goal', objective: GOAL }, msg('working on it')]), { until: 'idle' })
+    const events = await within(
+      collect(run.turn, (e) => {
+        if (e.type === 'turnCompleted') run.turn.abort('not now')
+      }),
+      30_000,
+      'the turn aborted in its idle wait',
+    )
+    const terminal = assertOneTerminalLast(events)
+    expect(ownCompleted(events)).toHaveLength(1)
+    expect(terminal.status).toBe('cancelled')
+    expect(terminal.cancellation).toBe('killed')
+    expect(terminal.abortReason).toBe('not now')
+    expect(terminal.cutOff).toEqual([{ kind: 'goal', objective: GOAL, status: 'active', reason: 'abort' }])
+    expect(run.log.requests('turn/interrupt')).toEqual([])
+  })
+
+  it('maxContinuations bounds the continuation turns of a goal that never completes; cutOff names the goal and why', async () => {
+    const working = (n: number): FakeStep[] => [usage(10 * n, 1), msg(`still working ${n}`)]
+    const { events, terminal } = await fakeRun(
+      script([{ type: 'goal', objective: GOAL }, msg('working on it')], { continuations: [1, 2, 3, 4, 5, 6].map(working) }),
+      { until: 'idle', maxContinuations: 2 },
+    )
+    assertOneTerminalLast(events)
+    expect(ofType(events, 'turnStarted').map((e) => e.turnId)).toEqual([TURN_ID, `${TURN_ID}:goal-1`, `${TURN_ID}:goal-2`])
+    expect(ownCompleted(events)).toHaveLength(1)
+    expect(terminal.status).toBe('completed')
+    expect(terminal.turnId).toBe(TURN_ID)
+    expect(terminal.cutOff).toEqual([{ kind: 'goal', objective: GOAL, status: 'active', reason: 'maxContinuations' }])
+  })
+
+  it('maxContinuations: 0 waits for no continuation at all', async () => {
+    const { events, terminal, log } = await fakeRun(script([{ type: 'goal', objective: GOAL }, msg('working on it')], { continuations: [[msg('never seen')]] }), {
+      until: 'idle',
+      maxContinuations: 0,
+    })
+    expect(ofType(events, 'turnStarted').map((e) => e.turnId)).toEqual([TURN_ID])
+    expect(terminal.status).toBe('completed')
+    expect(terminal.cutOff).toEqual([{ kind: 'goal', objective: GOAL, status: 'active', reason: 'maxContinuations' }])
+    expect(log.requests('turn/interrupt')).toEqual([])
+  })
+
+  it('idleWaitMs bounds the wait from the turn\'s completion: what still runs is interrupted, the run ends completed, cutOff says why', async () => {
+    const { events, terminal, log } = await fakeRun(script([usage(10, 10), hangingChild, msg('parent done')]), { until: 'idle', idleWaitMs: 300 })
+    assertOneTerminalLast(events)
+    expect(ownCompleted(events)).toHaveLength(1)
+    expect(ownCompleted(events)[0]).toBeLessThan(childCompletedAt(events))
+    expect(terminal.status).toBe('completed')
+    expect(terminal.finalMessage).toBe('parent done')
+    expect(terminal.agents).toEqual([{ threadId: SUB_THREAD_ID, nickname: null, status: 'interrupted', usage: null }])
+    expect(terminal.cutOff).toEqual([{ kind: 'agent', threadId: SUB_THREAD_ID, nickname: null, reason: 'idleWaitMs' }])
+    expect(log.requests('turn/interrupt').map((m) => m.params)).toEqual([{ threadId: SUB_THREAD_ID, turnId: SUB_TURN_ID }])
+  })
+
+  it('the bounds are options of until \'idle\' only, and a value that cannot be used is a TypeError naming it', () => {
+    const cwd = tempDir()
+    const { codexPath, log } = writeFake('minimal', {}, cwd)
+    const start = (extra: object) => () => runTurn({ prompt: PROMPT, cwd, codexPath, ...extra })
+    expect(start({ maxContinuations: 3 })).toThrow(/^options\.maxContinuations .*until: 'idle'/)
+    expect(start({ until: 'turnCompleted', idleWaitMs: 1000 })).toThrow(/^options\.idleWaitMs .*until: 'idle'/)
+    for (const value of [Number.NaN, -1, 1.5, '10', () => 10, null]) {
+      expect(start({ until: 'idle', idleWaitMs: value }), String(value)).toThrow(/^options\.idleWaitMs/)
+      expect(start({ until: 'idle', maxContinuations: value }), String(value)).toThrow(/^options\.maxContinuations/)
+    }
+    // The range of the other milliseconds (a timer's), and of a count.
+    expect(start({ until: 'idle', idleWaitMs: 0 })).toThrow(/^options\.idleWaitMs/)
+    expect(start({ until: 'idle', idleWaitMs: 2 ** 31 })).toThrow(/^options\.idleWaitMs/)
+    expect(start({ until: 'idle', maxContinuations: 2 ** 32 })).toThrow(/^options\.maxContinuations/)
+    for (const error of [start({ maxContinuations: 3 }), start({ until: 'idle', idleWaitMs: -1 })]) expect(error).toThrow(TypeError)
+    expect(log.runs()).toEqual([])
+  })
+})
+
+describe('sub-agents after an abort', () => {
+  it('the package interrupts each running sub-agent turn and waits for it: interrupted, every time (until: turnCompleted)', async () => {
+    for (let i = 0; i < 8; i++) {
+      const run = fakeTurn(script([{ type: 'agent', threadId: SUB_THREAD_ID, turnId: SUB_TURN_ID, detach: true, steps: [{ type: 'hang' }] }, { type: 'hang' }]))
+      const events = await within(
+        collect(run.turn, (e) => {
+          if (e.type === 'agent' && e.event.type === 'turnStarted') run.turn.abort('stop')
+        }),
+        30_000,
+        `aborted run ${i + 1}`,
+      )
+      const terminal = assertOneTerminalLast(events)
+      expect([terminal.status, terminal.cancellation, terminal.abortReason]).toEqual(['cancelled', 'interrupted', 'stop'])
+      expect(terminal.agents.map((a) => a.status), `run ${i + 1}`).toEqual(['interrupted'])
+      expect(terminal.cutOff).toEqual([])
+      // The user's turn ended first: its turnCompleted, once, before the agent's end and the terminal.
+      expect(ownCompleted(events)).toHaveLength(1)
+      await cleanupFakes()
+    }
   })
 })
 

@@ -28,6 +28,7 @@ import {
   waitAgentResponse,
 } from '../../testing/mock-responses.js'
 import type { RecordedRequest } from '../../testing/mock-responses.js'
+import { eventually } from '../support/procs.js'
 import { runRealTurn, usageOf } from './harness.js'
 
 const cleanups: Array<() => void> = []
@@ -81,7 +82,7 @@ describe('real codex app-server: the agent loop', { timeout: 120_000 }, () => {
     expect(r.terminal.agents).toHaveLength(1)
     const [agent] = r.terminal.agents
     expect(agent.status).toBe('cutOff')
-    expect(r.terminal.cutOff).toEqual([{ kind: 'agent', threadId: agent.threadId, nickname: null }])
+    expect(r.terminal.cutOff).toEqual([{ kind: 'agent', threadId: agent.threadId, nickname: null, reason: 'turnCompleted' }])
   })
 
   it("agents: until 'idle' waits for a sub-agent left running to complete", async () => {
@@ -112,6 +113,53 @@ describe('real codex app-server: the agent loop', { timeout: 120_000 }, () => {
     expect(r.terminal.agents[0].status).toBe('interrupted')
     const childTurn = agentEvents(r.events).find((e) => e.event.type === 'turnCompleted')
     expect(childTurn?.event, 'the child turn ended interrupted before the kill').toMatchObject({ status: 'cancelled' })
+  })
+
+  it("agents: until 'idle' sends turnCompleted when the user's turn completes; an abort in the wait is cancelled with its reason", async () => {
+    let ownAt = -1
+    const r = await runRealTurn({
+      prompt: 'Start a helper.',
+      scenario: [byThread(spawnThenAnswer(), [hang([])])],
+      extra: { until: 'idle' },
+      onEvent: (e, ctx) => {
+        // The sub-agent still works: the app has the answer and aborts the rest.
+        if (e.type === 'turnCompleted' && ownAt < 0) {
+          ownAt = ctx.events.length - 1
+          ctx.turn.abort('enough')
+        }
+      },
+    })
+    const t = r.terminal
+    const own = r.events.flatMap((e, i) => (e.type === 'turnCompleted' ? [i] : []))
+    expect(own).toEqual([ownAt])
+    expect(r.events[ownAt]).toMatchObject({ type: 'turnCompleted', status: 'completed', finalMessage: 'I asked a helper.', cutOff: [] })
+    const childEnd = r.events.findIndex((e) => e.type === 'agent' && e.event.type === 'turnCompleted')
+    expect(childEnd, "the sub-agent's turn ended after the user's turnCompleted").toBeGreaterThan(ownAt)
+    expect(t.status).toBe('cancelled')
+    expect(t.cancellation).toBe('interrupted')
+    expect(t.abortReason).toBe('enough')
+    expect(t.agents.map((a) => a.status)).toEqual(['interrupted'])
+    expect(t.cutOff).toEqual([])
+  })
+
+  it('agents: after an abort the package waits for each interrupted sub-agent turn: interrupted, eight runs out of eight', { timeout: 400_000 }, async () => {
+    const statuses: string[] = []
+    for (let run = 0; run < 8; run++) {
+      const chooser = byThread([spawnAgentResponse('Think hard.', { callId: 'call_spawn' }), (req) => waitAgentResponse(childOf(req), { callId: 'call_wait' })], [hang([])])
+      const r = await runRealTurn({
+        prompt: 'Start a helper and wait.',
+        scenario: [chooser],
+        onEvent: (e, ctx) => {
+          // Once the sub-agent's model stream is open (and hangs), abort with the default grace.
+          if (e.type === 'agent' && e.event.type === 'turnStarted') {
+            void eventually(() => chooser.threads.length >= 2, 15_000).then(() => ctx.turn.abort('stop'))
+          }
+        },
+      })
+      const t = r.terminal
+      statuses.push([t.status, t.cancellation, t.abortReason, ...t.agents.map((a) => a.status), ...t.cutOff.map((c) => c.kind)].join(' '))
+    }
+    expect(statuses).toEqual(Array(8).fill('cancelled interrupted stop interrupted'))
   })
 
   it("goal: until 'idle' follows Codex's continuation until the model completes the goal", async () => {
@@ -151,7 +199,25 @@ describe('real codex app-server: the agent loop', { timeout: 120_000 }, () => {
     })
     expect(r.terminal.status).toBe('completed')
     expect(r.terminal.finalMessage).toBe('Started.')
-    expect(r.terminal.cutOff).toEqual([{ kind: 'goal', objective, status: 'active' }])
+    expect(r.terminal.cutOff).toEqual([{ kind: 'goal', objective, status: 'active', reason: 'turnCompleted' }])
+  })
+
+  it("goal: until 'idle' bounds the continuations of a goal that never completes (maxContinuations)", async () => {
+    const objective = 'Count the files in this repository'
+    // The model works on and on and never completes the goal.
+    const r = await runRealTurn({
+      prompt: 'Set a goal and work on it.',
+      scenario: [createGoalResponse(objective, { callId: 'call_goal' }), ...Array.from({ length: 10 }, (_, i) => messageResponse(`Still working (${i}).`))],
+      extra: { until: 'idle', maxContinuations: 2 },
+    })
+    const t = r.terminal
+    expect(t.status).toBe('completed')
+    expect(r.of('turnStarted').map((e) => e.turnId)).toHaveLength(3)
+    expect(r.of('turnCompleted')).toHaveLength(1)
+    expect(t.cutOff).toEqual([{ kind: 'goal', objective, status: 'active', reason: 'maxContinuations' }])
+    // The user's turn (two requests) and two continuations (one each); a third may have asked
+    // while the child was being ended, no more.
+    expect(r.mock.requests.length).toBeLessThanOrEqual(5)
   })
 
   it("plan: a request_user_input question answered by onServerRequest reaches the model verbatim", async () => {

@@ -131,7 +131,7 @@ describe('the fake: agent-loop steps', () => {
     expect(followed.finalMessage).toBe('Fixed.')
     const cut = await runTurn({ prompt: 'Fix the build', cwd: process.cwd(), codexPath }).outcome
     expect(cut.finalMessage).toBe('Looking into it.')
-    expect(cut.cutOff).toEqual([{ kind: 'goal', objective: 'Fix the build', status: 'active' }])
+    expect(cut.cutOff).toEqual([{ kind: 'goal', objective: 'Fix the build', status: 'active', reason: 'turnCompleted' }])
     // docs:end
     await fakeGone(codexPath)
   })

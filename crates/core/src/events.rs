@@ -102,13 +102,32 @@ pub struct AgentOutcome {
     pub usage: Option<Usage>,
 }
 
-/// Work Codex was still doing, or would have done, when the child ended.
+/// Work Codex was still doing, or would have done, when the run ended it.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum CutOff {
-    Agent { thread_id: String, nickname: Option<String> },
-    Goal { objective: String, status: String },
+    Agent { thread_id: String, nickname: Option<String>, reason: CutReason },
+    Goal { objective: String, status: String, reason: CutReason },
     BackgroundTerminal { item_id: String, process_id: Option<String>, command: String },
+}
+
+/// Why the run ended before a sub-agent's or a goal's work did (a `cutOff` entry's `reason`).
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum CutReason {
+    /// The run ended with a turn of the thread: the user's (`until: 'turnCompleted'`), or, with
+    /// `until: 'idle'`, a last turn after which Codex starts no continuation.
+    TurnCompleted,
+    /// `until: 'idle'`: the continuation an active goal calls for did not come in time.
+    NoContinuation,
+    /// `until: 'idle'`: the goal's continuation turns reached `maxContinuations`.
+    MaxContinuations,
+    /// `until: 'idle'`: the wait reached `idleWaitMs` after the user's turn completed.
+    IdleWaitMs,
+    /// The run was aborted (or killed).
+    Abort,
+    /// The run failed (its process, its wire or a request).
+    Failed,
 }
 
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]

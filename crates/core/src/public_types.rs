@@ -4,8 +4,8 @@
 //! do not name — or a type naming a field the core never sends — fails with both lists.
 
 use crate::events::{
-    AgentOutcome, AgentRef, AgentStatus, Cancellation, CutOff, DiagnosticSource, HarnessEvent, PassthroughReason,
-    ReasoningPart, ReplyKind, Status, Terminal, Usage,
+    AgentOutcome, AgentRef, AgentStatus, Cancellation, CutOff, CutReason, DiagnosticSource, HarnessEvent,
+    PassthroughReason, ReasoningPart, ReplyKind, Status, Terminal, Usage,
 };
 use crate::failure::{Code, Failure, FailureSource, Reason};
 use serde_json::value::RawValue;
@@ -288,8 +288,8 @@ fn failures_usage_and_agents_are_declared_with_exactly_their_fields() {
         assert!(block("type", "FailureReason").contains(&format!("'{}'", reason.as_str().unwrap())), "{reason}");
     }
     let cut = [
-        CutOff::Agent { thread_id: "a".into(), nickname: None },
-        CutOff::Goal { objective: "o".into(), status: "active".into() },
+        CutOff::Agent { thread_id: "a".into(), nickname: None, reason: CutReason::Abort },
+        CutOff::Goal { objective: "o".into(), status: "active".into(), reason: CutReason::MaxContinuations },
         CutOff::BackgroundTerminal { item_id: "i".into(), process_id: None, command: "c".into() },
     ];
     let declared = block("type", "CutOff =");

@@ -1,7 +1,7 @@
 //! A call's options as JavaScript passes them (JSON), validated; every error names the option
 //! or argument it is about, and none shows a value (an API key is one).
 
-use super::json::{from_json, from_json_as, invalid, OptionsError};
+use super::json::{from_json, from_json_as, invalid, present, OptionsError};
 use super::locus::Locus;
 use super::target::Target;
 use super::turn::DEFAULT_REQUEST_TIMEOUT;
@@ -155,11 +155,6 @@ pub struct GoalChange {
     /// `Some(None)`: `null` (no budget).
     #[serde(default, deserialize_with = "present")]
     pub token_budget: Option<Option<i64>>,
-}
-
-/// A field that may be `null`: present as `Some(None)`, absent as `None`.
-fn present<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<Option<i64>>, D::Error> {
-    Option::<i64>::deserialize(de).map(Some)
 }
 
 /// A validated call.

@@ -63,6 +63,14 @@ pub fn from_json_as<T: serde::de::DeserializeOwned>(json: &str, root: &str) -> R
     })
 }
 
+/// A field whose `null` is given, not absent: present as `Some(None)`, absent as `None` (serde
+/// reads both as `None` otherwise). For `#[serde(default, deserialize_with = "present")]`.
+pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    de: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
+}
+
 /// Variable names and values a child environment can hold.
 pub fn check_env(env: &BTreeMap<String, String>) -> Result<(), OptionsError> {
     for (key, value) in env {

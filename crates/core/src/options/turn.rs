@@ -3,7 +3,7 @@
 //! error names the option it is about.
 
 use super::input::{self, InputItem};
-use super::json::{from_json, invalid, millis, OptionsError};
+use super::json::{from_json, invalid, millis, present, OptionsError};
 use super::locus::Locus;
 use super::mcp::McpPolicy;
 use super::target::Target;
@@ -14,6 +14,14 @@ use std::time::Duration;
 
 pub const DEFAULT_INTERRUPT_GRACE: Duration = Duration::from_millis(2000);
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_millis(30_000);
+/// With `until: 'idle'`, the goal continuation turns the run waits for at most. A continuation
+/// is a model request or more that Codex makes on its own; a goal the model keeps working on for
+/// twenty turns without completing, blocking or pausing it is stuck rather than busy.
+pub const DEFAULT_MAX_CONTINUATIONS: u32 = 20;
+/// With `until: 'idle'`, how long the run waits at most after the user's turn completed: half
+/// an hour, longer than sub-agents and continuations take for one prompt, short enough that a
+/// forgotten run does not go on for the rest of the day.
+pub const DEFAULT_IDLE_WAIT: Duration = Duration::from_millis(1_800_000);
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
@@ -107,6 +115,11 @@ struct RawOptions {
     request_timeout_ms: Option<u64>,
     #[serde(default)]
     until: Option<Until>,
+    /// `Some(None)`: given as `null`, which is no number.
+    #[serde(default, deserialize_with = "present")]
+    max_continuations: Option<Option<u32>>,
+    #[serde(default, deserialize_with = "present")]
+    idle_wait_ms: Option<Option<u64>>,
     #[serde(default)]
     mode: Option<Mode>,
     /// `true` where the app gave an `onServerRequest` handler (JavaScript keeps the function).
@@ -135,6 +148,8 @@ pub struct TurnOptions {
     pub interrupt_grace: Duration,
     pub request_timeout: Duration,
     pub until: Until,
+    /// With `until: 'idle'`: the bounds of the wait (see [`IdleBounds`]).
+    pub idle: IdleBounds,
     pub mode: Option<Mode>,
     /// The app answers server requests (its handler); else the fixed policy does.
     pub app_answers: bool,
@@ -144,6 +159,21 @@ pub struct TurnOptions {
     pub ephemeral: bool,
     /// A review instead of a turn: the protocol's `ReviewTarget`, checked.
     pub review: Option<Box<RawValue>>,
+}
+
+/// What bounds the wait of `until: 'idle'` once the user's turn completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleBounds {
+    /// Goal continuation turns waited for at most (`maxContinuations`).
+    pub max_continuations: u32,
+    /// How long the wait lasts at most, from the user's turn's `turn/completed` (`idleWaitMs`).
+    pub idle_wait: Duration,
+}
+
+impl Default for IdleBounds {
+    fn default() -> Self {
+        IdleBounds { max_continuations: DEFAULT_MAX_CONTINUATIONS, idle_wait: DEFAULT_IDLE_WAIT }
+    }
 }
 
 /// How long an app's answer to a server request may take by default: ten minutes.
@@ -161,6 +191,7 @@ impl std::fmt::Debug for TurnOptions {
             .field("interrupt_grace", &self.interrupt_grace)
             .field("request_timeout", &self.request_timeout)
             .field("until", &self.until)
+            .field("idle", &self.idle)
             .field("mode", &self.mode)
             .field("app_answers", &self.app_answers)
             .field("server_request_timeout", &self.server_request_timeout)
@@ -312,6 +343,8 @@ fn parse_as(json: &str, kind: Kind) -> Result<TurnOptions, OptionsError> {
     }
     let interrupt_grace = millis("interruptGraceMs", raw.interrupt_grace_ms, 0)?.unwrap_or(DEFAULT_INTERRUPT_GRACE);
     let request_timeout = millis("requestTimeoutMs", raw.request_timeout_ms, 1)?.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+    let until = raw.until.unwrap_or_default();
+    let idle = idle_bounds(until, raw.max_continuations, raw.idle_wait_ms)?;
     if raw.access == Some(Access::ReadOnly) && raw.mcp.as_ref().is_some_and(|p| !p.servers.is_empty()) {
         return Err(invalid(
             "options.mcp.servers must be empty with access 'readOnly': a read-only turn runs with every MCP server \
@@ -348,13 +381,48 @@ fn parse_as(json: &str, kind: Kind) -> Result<TurnOptions, OptionsError> {
         mcp: raw.mcp,
         interrupt_grace,
         request_timeout,
-        until: raw.until.unwrap_or_default(),
+        until,
+        idle,
         mode: raw.mode,
         app_answers,
         server_request_timeout,
         ephemeral: raw.ephemeral == Some(true),
         review,
     })
+}
+
+/// `maxContinuations` and `idleWaitMs`: only with `until: 'idle'`, which they bound; `null` is
+/// a value given, and no number.
+fn idle_bounds(
+    until: Until,
+    max_continuations: Option<Option<u32>>,
+    idle_wait_ms: Option<Option<u64>>,
+) -> Result<IdleBounds, OptionsError> {
+    let given = [("maxContinuations", max_continuations.is_some()), ("idleWaitMs", idle_wait_ms.is_some())];
+    if until != Until::Idle {
+        if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(invalid(format!(
+                "options.{name} bounds the wait of until: 'idle' and means nothing without it (until is 'turnCompleted')"
+            )));
+        }
+    }
+    let max_continuations = match max_continuations {
+        Some(None) => {
+            return Err(invalid("options.maxContinuations must be an integer from 0 to 4294967295, not null"))
+        }
+        Some(Some(n)) => n,
+        None => DEFAULT_MAX_CONTINUATIONS,
+    };
+    let idle_wait = match idle_wait_ms {
+        Some(None) => {
+            return Err(invalid(format!(
+                "options.idleWaitMs must be an integer number of milliseconds from 1 to {}, not null",
+                super::json::MAX_MILLIS
+            )))
+        }
+        given => millis("idleWaitMs", given.flatten(), 1)?.unwrap_or(DEFAULT_IDLE_WAIT),
+    };
+    Ok(IdleBounds { max_continuations, idle_wait })
 }
 
 #[cfg(test)]
@@ -380,6 +448,9 @@ mod tests {
         assert_eq!(o.model, None);
         assert_eq!(o.interrupt_grace, DEFAULT_INTERRUPT_GRACE);
         assert_eq!(o.request_timeout, DEFAULT_REQUEST_TIMEOUT);
+        assert_eq!(o.idle, IdleBounds { max_continuations: 20, idle_wait: Duration::from_secs(30 * 60) });
+        let o = parse(r#"{"prompt":"hi","cwd":"/tmp","until":"idle","maxContinuations":0,"idleWaitMs":1}"#).unwrap();
+        assert_eq!(o.idle, IdleBounds { max_continuations: 0, idle_wait: Duration::from_millis(1) });
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub struct TurnCompletedParams {
     pub turn: CompletedTurn,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone)]
 pub struct CompletedTurn {
     pub id: String,
     pub status: String,

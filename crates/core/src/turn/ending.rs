@@ -3,7 +3,7 @@
 use super::ledger::Ledger;
 use super::state::TurnState;
 use crate::app_server::{self, Gone};
-use crate::events::{Cancellation, Status, Terminal};
+use crate::events::{AgentStatus, Cancellation, CutReason, Status, Terminal, Usage};
 use crate::exchange::Stop;
 use crate::failure::{Code, Failure, FailureSource};
 use crate::isolation;
@@ -14,6 +14,9 @@ use serde_json::{json, Value};
 pub(super) enum Ending {
     /// The server completed the owned turn (with any status): what its terminal says.
     Turn(Box<Terminal>),
+    /// A bound of `until: 'idle'` ended the run, and what it interrupted did not confirm within
+    /// the grace: what its terminal says, and the child is killed.
+    Cut(Box<Terminal>),
     Failed(Failure),
     /// The server closed its stdout.
     Eof,
@@ -28,15 +31,15 @@ pub(super) struct Exit<'a> {
 }
 
 /// A failed terminal of this turn's thread and turn, with its usage so far, its agents and
-/// what the child's end cuts off; the ending fills in the rest.
-fn blank(state: &TurnState) -> Terminal {
+/// what the child's end cuts off (the run having ended for `reason`); the ending fills in the rest.
+fn blank(state: &TurnState, reason: CutReason) -> Terminal {
     Terminal {
         thread_id: state.thread_id().map(str::to_string),
         turn_id: state.turn_id().map(str::to_string),
         usage: state.turn_usage(),
         agents: state.agents(),
         total_usage: state.total_usage(),
-        cut_off: state.cut_off(),
+        cut_off: state.cut_off(reason),
         ..Terminal::empty()
     }
 }
@@ -48,9 +51,13 @@ pub(super) fn terminal(ending: Ending, state: &TurnState, abort_seen: bool, exit
         Ending::Eof if abort_seen => Ending::Kill,
         ending => ending,
     };
-    let mut terminal = blank(state);
+    let reason = match &ending {
+        Ending::Kill => CutReason::Abort,
+        _ => CutReason::Failed,
+    };
+    let mut terminal = blank(state, reason);
     match ending {
-        Ending::Turn(outcome) => return *outcome,
+        Ending::Turn(outcome) | Ending::Cut(outcome) => return *outcome,
         Ending::Kill => {
             terminal.status = Status::Cancelled;
             terminal.cancellation = Some(Cancellation::Killed);
@@ -65,7 +72,7 @@ pub(super) fn terminal(ending: Ending, state: &TurnState, abort_seen: bool, exit
 
 /// What a turn the server completed amounts to (its `turnCompleted` event, and its terminal).
 pub(super) fn completed(state: &TurnState, structured: bool, completed: &CompletedTurn) -> Terminal {
-    let mut terminal = blank(state);
+    let mut terminal = blank(state, state.end_reason());
     let text = state.final_message(completed);
     outcome(&mut terminal, completed, text, state.last_error());
     if structured && terminal.status == Status::Completed {
@@ -85,6 +92,21 @@ pub(super) fn completed(state: &TurnState, structured: bool, completed: &Complet
             }
         }
     }
+    terminal
+}
+
+/// The user's turn, completed while the run goes on (`until: 'idle'`, or an abort waiting for
+/// the sub-agents it interrupted): its `turnCompleted`, as things are now. Nothing is cut off
+/// (the run waits for what still runs), so only the agents whose work ended are counted.
+pub(super) fn owned_turn(state: &TurnState, structured: bool, owned: &CompletedTurn) -> Terminal {
+    let mut terminal = completed(state, structured, owned);
+    terminal.agents.retain(|agent| agent.status != AgentStatus::CutOff);
+    terminal.total_usage = terminal
+        .agents
+        .iter()
+        .filter_map(|a| a.usage)
+        .fold(terminal.usage, |total, usage| Some(total.map_or(usage, |total: Usage| total.plus(usage))));
+    terminal.cut_off.clear();
     terminal
 }
 

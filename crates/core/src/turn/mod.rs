@@ -143,7 +143,7 @@ async fn drive_with<R: Input, W: Output, P: ServerProcess>(
 
     let leaving = match ending {
         Ending::Eof => app_server::Leaving::Eof,
-        Ending::Kill => app_server::Leaving::Kill,
+        Ending::Kill | Ending::Cut(_) => app_server::Leaving::Kill,
         _ => app_server::Leaving::Done,
     };
     let abort_seen = exchange.wire.abort_seen();

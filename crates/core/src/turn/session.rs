@@ -2,16 +2,17 @@
 //! resumed) → for a read-only turn the isolation checks → turn (or review) → wait for its end.
 //! The session is the exchange's owner: notifications go to the state machine, server requests
 //! to the app's handler or the reply policy, an abort answers what waits and becomes
-//! `turn/interrupt` of every live turn (sub-agents' included) with its grace, and its own
-//! wake-ups are the caller's steers, a prepared turn's input, the app's answers, and room in
-//! the event queue.
+//! `turn/interrupt` of every live turn (sub-agents' included, and each turn that starts after)
+//! with its grace, and its own wake-ups are the caller's steers, a prepared turn's input, the
+//! app's answers, and room in the event queue. With `until: 'idle'` it also keeps the bounds of
+//! the wait (`maxContinuations`, `idleWaitMs`), which end it as an abort does but completed.
 
 use super::controls::{AppAnswer, Controls, Readiness, Steer};
 use super::ending::{self, Ending};
 use super::policy;
-use super::state::TurnState;
+use super::state::{Stopping, TurnState};
 use crate::account;
-use crate::events::{AgentRef, DiagnosticSource, HarnessEvent, PassthroughReason, ReplyKind};
+use crate::events::{AgentRef, CutReason, DiagnosticSource, HarnessEvent, PassthroughReason, ReplyKind};
 use crate::exchange::{handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::isolation;
 use crate::options::{Access, TurnInput, TurnOptions, Until};
@@ -78,6 +79,14 @@ pub(super) struct Session<'a> {
     next_key: u64,
     /// Since when an active goal's continuation is due (with `until: 'idle'`).
     continuation_since: Option<Instant>,
+    /// The user's turn's completion was seen (its `turnCompleted` went out, if the run went on).
+    owned_seen: bool,
+    /// With `until: 'idle'`: when the wait reaches `idleWaitMs` (from the user's turn's end).
+    idle_deadline: Option<Instant>,
+    /// A bound ended the wait: past this, what it interrupted and did not confirm is killed.
+    bound_grace: Option<Instant>,
+    /// The turns sent `turn/interrupt` (thread, turn): each once.
+    interrupted: Vec<(String, String)>,
     /// The end of the window the stream holds events in, as its last `may_read` said (see
     /// `stream::COALESCE`); kept here so that a frame locks the queue once.
     release_at: std::cell::Cell<Option<Instant>>,
@@ -120,6 +129,10 @@ impl<'a> Session<'a> {
             asked: HashMap::new(),
             next_key: 1,
             continuation_since: None,
+            owned_seen: false,
+            idle_deadline: None,
+            bound_grace: None,
+            interrupted: Vec::new(),
             release_at: std::cell::Cell::new(None),
             structured: false,
             thread_model: None,
@@ -146,9 +159,13 @@ impl<'a> Session<'a> {
         // still open is closed for it.
         self.cancel_asked(&mut exchange.wire).await;
         self.update_state(|state, out| state.drop_open(out));
-        if let Ending::Turn(outcome) = &ending {
-            // The app can show the outcome now; the terminal follows once the tree is gone.
-            self.stream.push(&HarnessEvent::TurnCompleted((**outcome).clone()));
+        match &ending {
+            // The app can show the outcome now; the terminal follows once the tree is gone. (A
+            // user's turn that completed while the run went on had its `turnCompleted` then.)
+            Ending::Turn(outcome) if !self.owned_seen => {
+                self.stream.push(&HarnessEvent::TurnCompleted((**outcome).clone()))
+            }
+            _ => {}
         }
         // Events held back for a larger batch must not wait for the end.
         self.stream.release();
@@ -341,6 +358,49 @@ impl<'a> Session<'a> {
         Ending::Turn(Box::new(ending::completed(&self.state, self.structured, &turn)))
     }
 
+    /// Sends `turn/interrupt` to every running turn of the run not sent one yet: at an abort or a
+    /// bound, and then to each turn that starts after (a sub-agent whose turn had no id yet, a
+    /// continuation Codex was about to start). Its answer changes nothing (`turn/completed`
+    /// decides), so it has no deadline of its own; one that could not be written is tried again.
+    async fn interrupt_live<R: Input, W: Output>(&mut self, wire: &mut Wire<'_, R, W>) {
+        for (thread_id, turn_id) in self.state.live_turns() {
+            if self.interrupted.iter().any(|(t, u)| *t == thread_id && *u == turn_id) {
+                continue;
+            }
+            if let Ok(id) = wire.request(&TurnInterrupt { thread_id: &thread_id, turn_id: &turn_id }, None).await {
+                tracing::debug!(id, thread_id = %thread_id, turn_id = %turn_id, "turn/interrupt sent");
+                self.interrupted.push((thread_id, turn_id));
+            }
+        }
+    }
+
+    /// A bound of `until: 'idle'` ends the wait: what runs is interrupted as an abort does, and
+    /// the run ends once it confirmed (or, past the grace, with it killed) — completed, since the
+    /// user's turn was; `cutOff` names what the bound stopped, with `reason`.
+    async fn end_wait<R: Input, W: Output>(&mut self, reason: CutReason, wire: &mut Wire<'_, R, W>) {
+        tracing::debug!(reason = json!(reason).as_str(), "the idle wait reached its bound");
+        self.state.stop_waiting(Stopping::Bound(reason));
+        if self.state.working() {
+            self.bound_grace = Some(Instant::now() + self.options.interrupt_grace);
+            self.interrupt_live(wire).await;
+        }
+    }
+
+    /// After each notification of the turn: a bound of the wait reached, and what starts once the
+    /// run stopped waiting is interrupted.
+    async fn after_notification<R: Input, W: Output>(&mut self, wire: &mut Wire<'_, R, W>) {
+        if self.state.is_completed() {
+            return;
+        }
+        if self.state.continuations_spent(self.options.idle.max_continuations) {
+            // Rather than wait for the next continuation (another model request), end here.
+            self.end_wait(CutReason::MaxContinuations, wire).await;
+        }
+        if self.state.stopping().is_some() {
+            self.interrupt_live(wire).await;
+        }
+    }
+
     /// Runs `f` on the state machine and sends out the events it produced.
     fn update_state(&mut self, f: impl FnOnce(&mut TurnState, &mut Vec<HarnessEvent>)) {
         let mut out = std::mem::take(&mut self.scratch);
@@ -496,6 +556,7 @@ impl Owner for Session<'_> {
             Frame::Notification { method, scope, line } => {
                 tracing::trace!(method = %method, "notification");
                 self.update_state(|state, out| state.notification(method, scope, line, out));
+                self.after_notification(wire).await;
             }
             Frame::Preamble(line) => {
                 self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line })
@@ -506,7 +567,9 @@ impl Owner for Session<'_> {
 
     /// What waits for the app is answered first; then, before the turn id exists, kill at
     /// once; after, interrupt every live turn (the sub-agents' too: an interrupt of the parent
-    /// does not stop them) and wait for the grace.
+    /// does not stop them, and a sub-agent's turn that starts later is interrupted then) and wait
+    /// within the grace until each confirmed. With nothing running (between the user's turn's
+    /// end and a goal continuation Codex is about to start) the child is ended at once.
     async fn on_abort<R: Input, W: Output>(&mut self, wire: &mut Wire<'_, R, W>) -> Result<(), Stop> {
         self.cancel_asked(wire).await;
         if self.state.is_completed() {
@@ -515,23 +578,20 @@ impl Owner for Session<'_> {
         if self.state.thread_id().is_none() || self.state.turn_id().is_none() {
             return Err(Stop::Cancelled);
         }
-        let live = self.state.live_turns();
-        if live.is_empty() {
-            // Nothing runs (the turn completed, and with it everything it started): nothing to wait for.
+        if !self.state.working() {
+            // Nothing runs, nothing is due to: nothing to interrupt or wait for.
             return Err(Stop::Cancelled);
         }
         if !wire.can_write() {
             // Nothing can reach the server any more, not even the interrupt.
             return Err(Stop::Cancelled);
         }
-        // The grace runs from now, also for the write of the interrupts themselves.
+        // The grace runs from now, also for the write of the interrupts themselves; the abort's,
+        // not a bound's, decides from now on.
         wire.give_grace(Instant::now() + self.options.interrupt_grace);
-        for (thread_id, turn_id) in &live {
-            // Its answer changes nothing (`turn/completed` decides), so it has no deadline of its own.
-            if let Ok(id) = wire.request(&TurnInterrupt { thread_id, turn_id }, None).await {
-                tracing::debug!(id, "abort: turn/interrupt sent");
-            }
-        }
+        self.bound_grace = None;
+        self.state.stop_waiting(Stopping::Abort);
+        self.interrupt_live(wire).await;
         Ok(())
     }
 
@@ -547,7 +607,8 @@ impl Owner for Session<'_> {
         let asked = self.asked.values().map(|a| a.deadline).min();
         let continuation = self.continuation_since.map(|since| since + CONTINUATION_WAIT);
         let release = self.release_at.get();
-        asked.into_iter().chain(continuation).chain(release).min()
+        let idle = self.idle_deadline.filter(|_| self.state.stopping().is_none());
+        asked.into_iter().chain(continuation).chain(release).chain(idle).chain(self.bound_grace).min()
     }
 
     async fn on_deadline<R: Input, W: Output>(&mut self, now: Instant, wire: &mut Wire<'_, R, W>) -> Result<(), Stop> {
@@ -571,14 +632,41 @@ impl Owner for Session<'_> {
             self.continuation_since = None;
             self.state.stop_waiting_for_continuation();
         }
+        if self.bound_grace.is_some_and(|grace| grace <= now) {
+            // What the bound interrupted did not confirm in time: the run ends now, completed as
+            // the user's turn did, and the child is killed with what still runs (named cut off).
+            self.bound_grace = None;
+            if let Some(completion) = self.state.take_cut() {
+                let outcome = ending::completed(&self.state, self.structured, &completion);
+                self.completed = Some(Ending::Cut(Box::new(outcome)));
+                return Err(Stop::Done);
+            }
+        }
+        if self.idle_deadline.is_some_and(|at| at <= now) && self.state.stopping().is_none() {
+            self.idle_deadline = None;
+            self.end_wait(CutReason::IdleWaitMs, wire).await;
+        }
         Ok(())
     }
 
     /// Sends the held steers once the turn has an id, and hands each sent one its answer; once
     /// the turn completed, or an abort was asked for, a held one is answered "ended" (dropped)
-    /// and nothing is sent. Also notes since when a goal continuation is due.
+    /// and nothing is sent. Also notes since when a goal continuation is due, and — the user's
+    /// turn completed while the run goes on — sends its `turnCompleted` and starts the idle wait's clock.
     async fn settle<R: Input, W: Output>(&mut self, wire: &mut Wire<'_, R, W>) {
-        match (self.state.continuation_due(), self.continuation_since) {
+        if !self.owned_seen {
+            if let Some(owned) = self.state.owned() {
+                // The run goes on (it did not stop at this completion): the app is told now.
+                self.owned_seen = true;
+                let outcome = ending::owned_turn(&self.state, self.structured, owned);
+                self.stream.push(&HarnessEvent::TurnCompleted(outcome));
+                if self.options.until == Until::Idle {
+                    self.idle_deadline = Some(Instant::now() + self.options.idle.idle_wait);
+                }
+            }
+        }
+        let due = self.state.continuation_due() && self.state.stopping().is_none();
+        match (due, self.continuation_since) {
             (true, None) => self.continuation_since = Some(Instant::now()),
             (false, Some(_)) => self.continuation_since = None,
             _ => {}

@@ -6,7 +6,7 @@
 
 use super::agents::{Agents, CollabCall, Held, SubAgentActivity};
 use super::ledger::{Handled, Ledger};
-use crate::events::{AgentOutcome, AgentRef, CutOff, HarnessEvent, PassthroughReason, Usage};
+use crate::events::{AgentOutcome, AgentRef, CutOff, CutReason, HarnessEvent, PassthroughReason, Usage};
 use crate::protocol::{method, params, params_of, CompletedTurn, ItemHead, Scope, TurnError};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -52,6 +52,16 @@ struct GoalUpdated {
     goal: Goal,
 }
 
+/// Why the run stopped waiting for the thread and its agents to be idle: what runs is
+/// interrupted, and the run ends once each interrupted turn confirmed (or its grace passed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopping {
+    /// The caller aborted the run.
+    Abort,
+    /// A bound of `until: 'idle'` ended the wait (`MaxContinuations`, `IdleWaitMs`).
+    Bound(CutReason),
+}
+
 #[derive(Default)]
 pub struct TurnState {
     thread_id: Option<String>,
@@ -73,6 +83,16 @@ pub struct TurnState {
     ended: bool,
     /// An active goal's continuation was waited for long enough: it is not coming.
     continuation_given_up: bool,
+    /// The user's turn, as Codex completed it (a continuation's completion does not replace it).
+    owned: Option<CompletedTurn>,
+    /// The goal continuation turns Codex started after the user's turn.
+    continuations: u32,
+    /// The run no longer waits for the thread to be idle: it ends once what it interrupted confirmed.
+    stopping: Option<Stopping>,
+    /// The abort came after the user's turn completed (in the wait of `until: 'idle'`).
+    aborted_in_wait: bool,
+    /// Agents a bound stopped (interrupted): named as cut off whether or not they confirmed.
+    bound_stopped: Vec<String>,
 }
 
 impl TurnState {
@@ -111,12 +131,21 @@ impl TurnState {
     /// The turn that ended, when the run may end: with `until: 'turnCompleted'` once the turn
     /// completed; with `until: 'idle'` once the thread and every agent are idle and no goal
     /// continuation is due (a goal still `active` at `turn/completed` is the signal that one comes).
+    ///
+    /// Once the run stopped waiting (an abort, a bound), it ends when every turn it interrupted
+    /// confirmed: nothing of the thread runs and no agent is busy; a continuation due is not
+    /// waited for. The completion returned is the run's: an abort in the wait makes it
+    /// `interrupted`, a continuation a bound interrupted leaves it `completed` (see [`Self::outcome`]).
     pub fn take_completion(&mut self) -> Option<CompletedTurn> {
         if self.ended || self.own.running() {
             return None;
         }
         let completion = self.own.completion()?;
-        if self.until_idle && (self.agents.busy() || self.continuation_due()) {
+        let waiting = match self.stopping {
+            Some(_) => self.agents.busy(),
+            None => self.until_idle && (self.agents.busy() || self.continuation_due()),
+        };
+        if waiting {
             return None;
         }
         // The user's turn (`turn/completed` of a review carries the review's id, which is ours).
@@ -124,13 +153,79 @@ impl TurnState {
             return None;
         }
         self.ended = true;
-        let completion = self.own.completion()?;
-        Some(CompletedTurn {
-            id: completion.id.clone(),
-            status: completion.status.clone(),
-            error: completion.error.clone(),
-            items: completion.items.clone(),
-        })
+        Some(self.outcome(completion.clone()))
+    }
+
+    /// The grace of a bound passed with turns it interrupted still running: the run ends now,
+    /// with the last turn of the thread Codex completed (they are named as cut off).
+    pub fn take_cut(&mut self) -> Option<CompletedTurn> {
+        if self.ended {
+            return None;
+        }
+        let completion = self.own.completion()?.clone();
+        self.ended = true;
+        Some(self.outcome(completion))
+    }
+
+    /// The thread's last completion as the run's outcome, once the run stopped waiting.
+    fn outcome(&self, mut completion: CompletedTurn) -> CompletedTurn {
+        match self.stopping {
+            // The app aborted what the turn left running: the run is cancelled, whatever the
+            // user's turn was (its `turnCompleted` said that).
+            Some(Stopping::Abort) if self.aborted_in_wait => completion.status = "interrupted".to_string(),
+            // A bound interrupted a continuation: the user's turn did complete, and the turn
+            // before the continuation too (Codex continues only after a completed turn).
+            Some(Stopping::Bound(_)) if completion.status == "interrupted" => {
+                completion.status = "completed".to_string()
+            }
+            _ => {}
+        }
+        completion
+    }
+
+    /// The user's turn, once Codex completed it.
+    pub fn owned(&self) -> Option<&CompletedTurn> {
+        self.owned.as_ref()
+    }
+
+    /// Work of the turn runs, or is due (a sub-agent spawned whose turn has not started yet):
+    /// what an abort or a bound interrupts and waits for.
+    pub fn working(&self) -> bool {
+        self.own.running() || self.agents.busy()
+    }
+
+    /// The run stops waiting for the thread to be idle; an abort stays the reason once given.
+    pub fn stop_waiting(&mut self, stopping: Stopping) {
+        if self.stopping == Some(Stopping::Abort) {
+            return;
+        }
+        if stopping == Stopping::Abort {
+            self.aborted_in_wait = self.owned.is_some();
+        } else {
+            let busy = self.agents.all().iter().filter(|a| a.busy()).map(|a| a.reference.thread_id.clone());
+            self.bound_stopped.extend(busy);
+        }
+        self.stopping = Some(stopping);
+    }
+
+    pub fn stopping(&self) -> Option<Stopping> {
+        self.stopping
+    }
+
+    /// With `until: 'idle'`: a continuation is due and `max` of them ran already.
+    pub fn continuations_spent(&self, max: u32) -> bool {
+        self.until_idle && self.stopping.is_none() && self.continuation_due() && self.continuations >= max
+    }
+
+    /// Why the run ended before the work it names as cut off, when it ended on its own terms (a
+    /// completion, a bound, an abort whose turns confirmed).
+    pub fn end_reason(&self) -> CutReason {
+        match self.stopping {
+            Some(Stopping::Abort) => CutReason::Abort,
+            Some(Stopping::Bound(reason)) => reason,
+            None if self.continuation_given_up => CutReason::NoContinuation,
+            None => CutReason::TurnCompleted,
+        }
     }
 
     /// The thread's last turn completed with its goal still active: Codex starts a continuation
@@ -187,17 +282,21 @@ impl TurnState {
         own.chain(agents).collect()
     }
 
-    /// What Codex was still doing, or would have done, if the child ended now.
-    pub fn cut_off(&self) -> Vec<CutOff> {
+    /// What Codex was still doing, or would have done, if the child ended now, the run having
+    /// ended for `reason`: the agents busy (and those a bound stopped), an active goal, terminal
+    /// sessions left open.
+    pub fn cut_off(&self, reason: CutReason) -> Vec<CutOff> {
         let mut cut = Vec::new();
-        for agent in self.agents.all().iter().filter(|a| a.busy()) {
+        let stopped = |a: &super::agents::Agent| a.busy() || self.bound_stopped.contains(&a.reference.thread_id);
+        for agent in self.agents.all().iter().filter(|a| stopped(a)) {
             cut.push(CutOff::Agent {
                 thread_id: agent.reference.thread_id.clone(),
                 nickname: agent.reference.nickname.clone(),
+                reason,
             });
         }
         if let Some(goal) = self.goal.as_ref().filter(|g| g.status == "active") {
-            cut.push(CutOff::Goal { objective: goal.objective.clone(), status: goal.status.clone() });
+            cut.push(CutOff::Goal { objective: goal.objective.clone(), status: goal.status.clone(), reason });
         }
         let ledgers = std::iter::once(&self.own).chain(self.agents.all().iter().map(|a| &a.ledger));
         for item in ledgers.flat_map(|l| l.open_items()) {
@@ -220,6 +319,13 @@ impl TurnState {
             agent.ledger.drop_open(true, &mut |event| {
                 out.push(HarnessEvent::Agent { agent: reference.clone(), event: Box::new(event) })
             });
+        }
+    }
+
+    /// A turn of ours started after the user's completed: a goal continuation.
+    fn count_continuation(&mut self) {
+        if self.owned.is_some() {
+            self.continuations += 1;
         }
     }
 
@@ -286,6 +392,7 @@ impl TurnState {
                 if self.is_root(root) {
                     // A goal continuation, or a review's inner turn: Codex runs on for the turn.
                     self.own_turns.push(turn.to_string());
+                    self.count_continuation();
                     if method == method::TURN_STARTED {
                         self.announce_turn(turn, out);
                     }
@@ -301,6 +408,7 @@ impl TurnState {
                 && (self.own.running() || self.continuation_due())
             {
                 self.own_turns.push(turn.to_string());
+                self.count_continuation();
                 self.announce_turn(turn, out);
                 return Owner::Own;
             }
@@ -369,10 +477,17 @@ impl TurnState {
                 params: params_of(line).unwrap_or_else(null),
             }),
         }
-        // A later turn of ours completing is not the turn's end (a continuation's, before its
-        // successor): the app still sees it.
-        if method == method::TURN_COMPLETED && scope.turn_id() != self.turn_id.as_deref() {
-            out.push(HarnessEvent::Native { method: method.to_string(), params: params_of(line).unwrap_or_else(null) });
+        if method == method::TURN_COMPLETED {
+            if scope.turn_id() != self.turn_id.as_deref() {
+                // A later turn of ours completing is not the turn's end (a continuation's, before
+                // its successor): the app still sees it.
+                out.push(HarnessEvent::Native {
+                    method: method.to_string(),
+                    params: params_of(line).unwrap_or_else(null),
+                });
+            } else if self.owned.is_none() {
+                self.owned = self.own.completion().cloned();
+            }
         }
         self.found_agents(spawned, 0, out);
     }
@@ -390,6 +505,10 @@ impl TurnState {
         let wrap = |event: HarnessEvent| HarnessEvent::Agent { agent: reference.clone(), event: Box::new(event) };
         if method == method::TURN_STARTED {
             agent.started = true;
+            if matches!(self.stopping, Some(Stopping::Bound(_))) && !self.bound_stopped.iter().any(|t| t == thread) {
+                // It starts after a bound ended the wait: it is interrupted at once, and named.
+                self.bound_stopped.push(thread.to_string());
+            }
             if let Some(turn) = scope.turn_id() {
                 out.push(wrap(HarnessEvent::TurnStarted { thread_id: thread.to_string(), turn_id: turn.to_string() }));
             }

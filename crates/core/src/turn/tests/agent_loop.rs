@@ -98,7 +98,7 @@ async fn a_sub_agent_belongs_to_the_turn_its_usage_counts_and_its_end_is_named()
         t["agents"],
         json!([{"threadId": CHILD, "nickname": null, "status": "cutOff", "usage": {"input": 40, "cacheRead": 0, "output": 0, "reasoning": 0, "total": 40}}])
     );
-    assert_eq!(t["cutOff"], json!([{"kind": "agent", "threadId": CHILD, "nickname": null}]));
+    assert_eq!(t["cutOff"], json!([{"kind": "agent", "threadId": CHILD, "nickname": null, "reason": "turnCompleted"}]));
 }
 
 #[tokio::test]
@@ -124,7 +124,7 @@ async fn until_idle_waits_for_the_sub_agent() {
     assert_eq!(completed["event"]["threadId"], CHILD);
     // The child's end came before the terminal: the child was not cut off.
     let at = |kind: &str| r.events.iter().position(|e| e["type"] == kind).unwrap();
-    assert!(r.events.iter().position(|e| e == &completed).unwrap() < at("turnCompleted"));
+    assert!(r.events.iter().position(|e| e == &completed).unwrap() < at("terminal"));
 }
 
 #[tokio::test]
@@ -169,7 +169,10 @@ async fn an_active_goal_at_the_end_is_named_when_the_run_ends_with_the_turn() {
     })
     .await;
     assert_eq!(r.of_type("goal")[0]["goal"], goal("active"));
-    assert_eq!(r.terminal["cutOff"], json!([{"kind": "goal", "objective": "make the tests pass", "status": "active"}]));
+    assert_eq!(
+        r.terminal["cutOff"],
+        json!([{"kind": "goal", "objective": "make the tests pass", "status": "active", "reason": "turnCompleted"}])
+    );
 }
 
 #[tokio::test]
@@ -489,4 +492,316 @@ async fn a_reviews_inner_turn_without_root_turn_id_is_the_reviews() {
     assert!(r.of_type("passthrough").is_empty(), "{:#?}", r.events);
     assert_eq!((r.terminal["status"].as_str(), r.terminal["turnId"].as_str()), (Some("completed"), Some(REVIEW)));
     assert_eq!(r.terminal["finalMessage"], "Review: fine");
+}
+
+/// The user's turn's own `turnCompleted` events (a sub-agent's are nested in `agent` events).
+fn own_completed(r: &super::Run) -> Vec<usize> {
+    r.events.iter().enumerate().filter(|(_, e)| e["type"] == "turnCompleted").map(|(i, _)| i).collect()
+}
+
+/// Where the sub-agent's own `turnCompleted` (nested) is.
+fn child_completed(r: &super::Run) -> usize {
+    r.events
+        .iter()
+        .position(|e| e["type"] == "agent" && e["event"]["type"] == "turnCompleted")
+        .expect("the child's end")
+}
+
+impl Peer {
+    /// The parent spawns the child, whose turn has not started yet.
+    async fn spawn_only(&mut self) {
+        self.notify("item/started", json!({"threadId": THREAD, "turnId": TURN, "item": spawn_item("inProgress", &[])}))
+            .await;
+        self.notify(
+            "item/completed",
+            json!({"threadId": THREAD, "turnId": TURN, "item": spawn_item("completed", &[CHILD])}),
+        )
+        .await;
+    }
+
+    /// Answers the next `turn/interrupt`, which must be of `thread`'s `turn`.
+    async fn interrupt_of(&mut self, thread: &str, turn: &str) {
+        let interrupt = self.expect("turn/interrupt").await;
+        assert_eq!(interrupt["params"], json!({"threadId": thread, "turnId": turn}));
+        self.respond(&interrupt, json!({})).await;
+    }
+}
+
+#[tokio::test]
+async fn until_idle_turn_completed_goes_out_when_the_users_turn_completes() {
+    let r = run(json!({"until": "idle"}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.notify("thread/tokenUsage/updated", usage(100)).await;
+        p.message("msg_1", "waiting for the child").await;
+        p.complete("completed").await;
+        p.child_completes().await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let own = own_completed(&r);
+    assert_eq!(own.len(), 1, "{:#?}", r.events);
+    // Out with the user's turn, before the child's end (the run still waited for it).
+    assert!(own[0] < child_completed(&r), "{:#?}", r.events);
+    let completed = &r.events[own[0]];
+    assert_eq!((completed["status"].as_str(), completed["turnId"].as_str()), (Some("completed"), Some(TURN)));
+    assert_eq!(completed["finalMessage"], "waiting for the child");
+    assert_eq!(completed["usage"]["total"], 100);
+    // The child still works: it is not cut off, and not counted yet.
+    assert_eq!(completed["agents"], json!([]));
+    assert_eq!(completed["totalUsage"]["total"], 100);
+    assert_eq!(completed["cutOff"], json!([]));
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["agents"][0]["status"].as_str()), (Some("completed"), Some("completed")));
+    assert_eq!(t["totalUsage"]["total"], 140);
+}
+
+#[tokio::test]
+async fn until_idle_an_abort_in_the_wait_interrupts_what_runs_and_ends_cancelled() {
+    let r = run(json!({"until": "idle", "interruptGraceMs": 5000}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.message("msg_1", "waiting for the child").await;
+        p.complete("completed").await;
+        p.abort_after_pending_frames().await;
+        // The user's turn is over: only the child's is interrupted.
+        p.interrupt_of(CHILD, CHILD_TURN).await;
+        p.turn_completed(CHILD, CHILD_TURN, "interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.sent("turn/interrupt").len(), 1);
+    assert_eq!(own_completed(&r).len(), 1);
+    assert_eq!(r.events[own_completed(&r)[0]]["status"], "completed");
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["cancellation"].as_str()), (Some("cancelled"), Some("interrupted")));
+    assert_eq!(t["failure"], Value::Null);
+    assert_eq!(t["agents"][0]["status"], "interrupted");
+    assert_eq!(t["cutOff"], json!([]));
+    assert_eq!(r.ended, Some(crate::process::End::Polite(crate::process::EXIT_GRACE)));
+}
+
+#[tokio::test]
+async fn until_idle_an_abort_with_nothing_running_ends_at_once_killed_naming_the_goal() {
+    let r = run(json!({"until": "idle"}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": TURN, "goal": goal("active")})).await;
+        p.message("msg_1", "first step").await;
+        p.complete("completed").await;
+        // Between the turn's end and the continuation Codex is about to start: nothing runs.
+        p.abort_after_pending_frames().await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert!(r.sent("turn/interrupt").is_empty());
+    assert_eq!(own_completed(&r).len(), 1);
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["cancellation"].as_str()), (Some("cancelled"), Some("killed")));
+    assert_eq!(
+        t["cutOff"],
+        json!([{"kind": "goal", "objective": "make the tests pass", "status": "active", "reason": "abort"}])
+    );
+    assert_eq!(r.ended, Some(crate::process::End::Kill));
+}
+
+/// A continuation of the goal: started on the thread for the user's turn, a message, completed
+/// with the goal still active.
+async fn continuation(p: &mut Peer, turn: &str) {
+    p.turn_started(THREAD, turn, Some(TURN)).await;
+    let item = json!({"type": "agentMessage", "id": format!("msg_{turn}"), "text": "still going", "phase": null});
+    p.notify("item/completed", json!({"threadId": THREAD, "turnId": turn, "item": item})).await;
+    p.turn_completed(THREAD, turn, "completed").await;
+}
+
+#[tokio::test]
+async fn max_continuations_bounds_a_goal_that_never_completes() {
+    let r = run(json!({"until": "idle", "maxContinuations": 2}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": TURN, "goal": goal("active")})).await;
+        p.message("msg_1", "first step").await;
+        p.complete("completed").await;
+        continuation(&mut p, "turn-2").await;
+        continuation(&mut p, "turn-3").await;
+        // A third would come: the run ends instead, and sends nothing more.
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let started: Vec<&Value> = r.of_type("turnStarted").into_iter().map(|e| &e["turnId"]).collect();
+    assert_eq!(started, [&json!(TURN), &json!("turn-2"), &json!("turn-3")]);
+    assert!(r.sent("turn/interrupt").is_empty());
+    assert_eq!(own_completed(&r).len(), 1);
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["turnId"].as_str()), (Some("completed"), Some(TURN)));
+    assert_eq!(
+        t["cutOff"],
+        json!([{"kind": "goal", "objective": "make the tests pass", "status": "active", "reason": "maxContinuations"}])
+    );
+}
+
+#[tokio::test]
+async fn idle_wait_ms_interrupts_the_agents_still_running_and_ends_completed() {
+    let r = run(json!({"until": "idle", "idleWaitMs": 100, "interruptGraceMs": 5000}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.message("msg_1", "waiting for the child").await;
+        p.complete("completed").await;
+        p.interrupt_of(CHILD, CHILD_TURN).await;
+        p.turn_completed(CHILD, CHILD_TURN, "interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["finalMessage"].as_str()), (Some("completed"), Some("waiting for the child")));
+    assert_eq!(t["cancellation"], Value::Null);
+    assert_eq!(t["agents"][0]["status"], "interrupted");
+    assert_eq!(t["cutOff"], json!([{"kind": "agent", "threadId": CHILD, "nickname": null, "reason": "idleWaitMs"}]));
+    assert_eq!(r.ended, Some(crate::process::End::Polite(crate::process::EXIT_GRACE)));
+}
+
+#[tokio::test]
+async fn idle_wait_ms_interrupts_a_running_continuation_and_the_run_still_completes() {
+    let r = run(json!({"until": "idle", "idleWaitMs": 100, "interruptGraceMs": 5000}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.notify("thread/goal/updated", json!({"threadId": THREAD, "turnId": TURN, "goal": goal("active")})).await;
+        p.message("msg_1", "first step").await;
+        p.complete("completed").await;
+        p.turn_started(THREAD, "turn-2", Some(TURN)).await;
+        p.interrupt_of(THREAD, "turn-2").await;
+        p.turn_completed(THREAD, "turn-2", "interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["turnId"].as_str()), (Some("completed"), Some(TURN)));
+    assert_eq!(t["cancellation"], Value::Null);
+    assert_eq!(
+        t["cutOff"],
+        json!([{"kind": "goal", "objective": "make the tests pass", "status": "active", "reason": "idleWaitMs"}])
+    );
+}
+
+#[tokio::test]
+async fn idle_wait_ms_kills_what_does_not_confirm_within_the_grace() {
+    let r = run(json!({"until": "idle", "idleWaitMs": 100, "interruptGraceMs": 200}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.message("msg_1", "waiting for the child").await;
+        p.complete("completed").await;
+        // Answered, never honoured.
+        p.interrupt_of(CHILD, CHILD_TURN).await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let t = &r.terminal;
+    assert_eq!(t["status"], "completed");
+    assert_eq!(t["agents"][0]["status"], "cutOff");
+    assert_eq!(t["cutOff"], json!([{"kind": "agent", "threadId": CHILD, "nickname": null, "reason": "idleWaitMs"}]));
+    assert_eq!(r.ended, Some(crate::process::End::Kill));
+}
+
+#[tokio::test]
+async fn after_an_abort_a_sub_agent_that_confirms_after_the_parent_is_waited_for() {
+    let r = run(json!({}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.abort_after_pending_frames().await;
+        for _ in 0..2 {
+            let interrupt = p.expect("turn/interrupt").await;
+            p.respond(&interrupt, json!({})).await;
+        }
+        // The parent confirms first; the child a moment later.
+        p.complete("interrupted").await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        p.turn_completed(CHILD, CHILD_TURN, "interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["cancellation"].as_str()), (Some("cancelled"), Some("interrupted")));
+    assert_eq!(t["agents"][0]["status"], "interrupted");
+    assert_eq!(t["cutOff"], json!([]));
+    // The user's turn's outcome went out with its end, once, before the child's.
+    let own = own_completed(&r);
+    assert_eq!(own.len(), 1);
+    assert!(own[0] < child_completed(&r));
+    assert_eq!(r.events[own[0]]["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn after_an_abort_a_sub_agent_that_never_confirms_is_cut_off_after_the_grace() {
+    let r = run(json!({"interruptGraceMs": 200}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_child(false).await;
+        p.abort_after_pending_frames().await;
+        for _ in 0..2 {
+            let interrupt = p.expect("turn/interrupt").await;
+            p.respond(&interrupt, json!({})).await;
+        }
+        p.complete("interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["cancellation"].as_str()), (Some("cancelled"), Some("killed")));
+    assert_eq!(t["agents"][0]["status"], "cutOff");
+    assert_eq!(t["cutOff"], json!([{"kind": "agent", "threadId": CHILD, "nickname": null, "reason": "abort"}]));
+    assert_eq!(own_completed(&r).len(), 1);
+    assert_eq!(r.ended, Some(crate::process::End::Kill));
+}
+
+#[tokio::test]
+async fn after_an_abort_a_sub_agent_whose_turn_starts_later_is_interrupted_then() {
+    let r = run(json!({"interruptGraceMs": 5000}), |mut p| async move {
+        p.handshake().await;
+        p.start_turn().await;
+        p.spawn_only().await;
+        p.abort_after_pending_frames().await;
+        // Only the parent's turn has an id yet.
+        p.interrupt_of(THREAD, TURN).await;
+        p.complete("interrupted").await;
+        p.turn_started(CHILD, CHILD_TURN, Some(TURN)).await;
+        p.interrupt_of(CHILD, CHILD_TURN).await;
+        p.turn_completed(CHILD, CHILD_TURN, "interrupted").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let t = &r.terminal;
+    assert_eq!((t["status"].as_str(), t["cancellation"].as_str()), (Some("cancelled"), Some("interrupted")));
+    assert_eq!(t["agents"][0]["status"], "interrupted");
+    assert_eq!(t["cutOff"], json!([]));
+}
+
+#[test]
+fn the_bounds_of_the_idle_wait_are_options_of_until_idle() {
+    let parse = |json: Value| {
+        let mut opts = json!({"prompt": "x", "cwd": CWD});
+        opts.as_object_mut().unwrap().extend(json.as_object().unwrap().clone());
+        crate::options::parse(&opts.to_string()).map_err(|e| e.0)
+    };
+    assert!(parse(json!({"until": "idle", "maxContinuations": 0, "idleWaitMs": 1})).is_ok());
+    for (json, name) in [
+        (json!({"maxContinuations": 3}), "maxContinuations"),
+        (json!({"until": "turnCompleted", "idleWaitMs": 10}), "idleWaitMs"),
+        (json!({"until": "idle", "maxContinuations": -1}), "maxContinuations"),
+        (json!({"until": "idle", "maxContinuations": 1.5}), "maxContinuations"),
+        (json!({"until": "idle", "maxContinuations": "3"}), "maxContinuations"),
+        (json!({"until": "idle", "maxContinuations": null}), "maxContinuations"),
+        (json!({"until": "idle", "idleWaitMs": 0}), "idleWaitMs"),
+        (json!({"until": "idle", "idleWaitMs": 2147483648u64}), "idleWaitMs"),
+        (json!({"until": "idle", "idleWaitMs": "10"}), "idleWaitMs"),
+        (json!({"until": "idle", "idleWaitMs": null}), "idleWaitMs"),
+    ] {
+        let error = parse(json.clone()).map(|_| ()).unwrap_err();
+        assert!(error.starts_with(&format!("options.{name}")), "{json}: {error}");
+    }
+    assert!(parse(json!({"maxContinuations": 3})).map(|_| ()).unwrap_err().contains("until: 'idle'"));
 }
