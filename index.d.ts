@@ -132,7 +132,13 @@ export interface TerminalEvent {
   status: 'completed' | 'failed' | 'cancelled'
   threadId: string | null
   turnId: string | null
+  /** The turn's thread's last completed agent message, whatever the outcome; `null` when none completed. */
   finalMessage: string | null
+  /**
+   * Plan mode's proposed plan: the text of the thread's last completed `plan` item, whatever the
+   * outcome; `null` when none (a plan is never read out of a message).
+   */
+  proposedPlan: string | null
   structuredOutput?: unknown
   usage: Usage | null
   cancellation?: 'interrupted' | 'killed'
@@ -239,9 +245,16 @@ export type HarnessEvent =
   | { type: 'turnStarted'; threadId: string; turnId: string }
   | { type: 'itemStarted'; item: NativeItem }
   | { type: 'itemCompleted'; item: NativeItem }
-  | { type: 'messageDelta'; itemId: string; delta: string }
-  | { type: 'reasoningDelta'; itemId: string; delta: string; part: 'summary' | 'text'; index: number }
-  | { type: 'commandOutput'; itemId: string; delta: string }
+  /**
+   * The deltas of an item add up to the text its `itemCompleted` carries: what Codex sent only
+   * whole goes out as one more delta before it. `replace: true` (never `false`, else absent):
+   * this delta is the item's whole text and replaces what its deltas streamed, which was not its
+   * beginning. Also on `reasoningDelta` (for its `part` and `index`), `commandOutput` and `planDelta`.
+   */
+  | { type: 'messageDelta'; itemId: string; delta: string; replace?: true }
+  | { type: 'reasoningDelta'; itemId: string; delta: string; part: 'summary' | 'text'; index: number; replace?: true }
+  /** Adds up to the completed item's `aggregatedOutput` (see `messageDelta` for `replace`). */
+  | { type: 'commandOutput'; itemId: string; delta: string; replace?: true }
   | { type: 'usage'; turn: Usage; thread: Usage; contextWindow: number | null }
   | { type: 'retrying'; message: string; codexErrorInfo: unknown }
   /** `turn/plan/updated`: the turn's plan, as Codex sent it (`status`: `pending`, `inProgress`, `completed`). */
@@ -263,7 +276,7 @@ export type HarnessEvent =
   /** `thread/goal/updated` of the turn's thread. */
   | { type: 'goal'; goal: ThreadGoal }
   /** `item/plan/delta`: plan mode's proposed plan, as it streams. */
-  | { type: 'planDelta'; itemId: string; delta: string }
+  | { type: 'planDelta'; itemId: string; delta: string; replace?: true }
   /** An item Codex started and never completed (a response dropped for a steer, a session still open), closed for the app no later than the turn's end. */
   | { type: 'itemDropped'; itemId: string }
   | TurnCompletedEvent

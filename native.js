@@ -82,6 +82,7 @@ function unavailableBinding(error) {
     threadId: null,
     turnId: null,
     finalMessage: null,
+    proposedPlan: null,
     usage: null,
     failure,
     agents: [],

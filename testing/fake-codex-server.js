@@ -565,7 +565,7 @@ class FakeCodex {
         this.itemCompleted({
           ...started,
           status: exitCode === 0 ? 'completed' : 'failed',
-          aggregatedOutput: chunks.join(''),
+          aggregatedOutput: step.aggregatedOutput ?? chunks.join(''),
           exitCode,
           durationMs: 1,
           completedAtMs: nowMs(),

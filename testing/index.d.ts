@@ -39,8 +39,13 @@ export type FakeStep =
   | { type: 'message'; text: FakeText; id?: string; phase?: 'commentary' | 'final_answer' | null; open?: boolean; restart?: boolean }
   /** A reasoning item: each entry of `summary` is a summary part, each of `text` a raw content part. */
   | { type: 'reasoning'; summary?: FakeText[]; text?: FakeText[]; id?: string }
-  /** A command with its output (`commandOutput` per chunk); a non-zero `exitCode` marks it failed. */
-  | { type: 'command'; command: string; output?: FakeText; exitCode?: number; cwd?: string; id?: string }
+  /**
+   * A command with its output (an `item/commandExecution/outputDelta` per chunk); a non-zero
+   * `exitCode` marks it failed. `aggregatedOutput`: what its completed item says it printed
+   * (default: the chunks joined) — Codex 0.171.0 streams nothing of a fast command and nothing
+   * of what a command printed before its `item/started`.
+   */
+  | { type: 'command'; command: string; output?: FakeText; aggregatedOutput?: string; exitCode?: number; cwd?: string; id?: string }
   /** Token usage of one model response; the thread total adds up over the steps. */
   | { type: 'usage'; input?: number; cached?: number; output?: number; reasoning?: number; total?: number; contextWindow?: number | null }
   /** Codex retrying (`retrying` event), not a failure. */

@@ -24,6 +24,7 @@ const cancelled = (cancellation: 'interrupted' | 'killed', threadId: string | nu
   threadId,
   turnId,
   finalMessage: null,
+  proposedPlan: null,
   usage: null,
   failure: null,
   agents: [],

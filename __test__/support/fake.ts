@@ -449,6 +449,7 @@ export const terminalOf = (fields: Record<string, unknown> = {}) => ({
   threadId: THREAD_ID,
   turnId: TURN_ID,
   finalMessage: null,
+  proposedPlan: null,
   usage: null,
   failure: null,
   agents: [],

@@ -19,12 +19,13 @@ export class Transcript {
         return this.#item(event.item)
       case 'messageDelta': {
         const entry = this.#byId.get(event.itemId)
-        if (entry?.kind === 'assistant') entry.text += event.delta
+        if (entry?.kind === 'assistant') entry.text = event.replace ? event.delta : entry.text + event.delta
         return
       }
       case 'commandOutput': {
+        // The deltas add up to the command's output; `replace`: this one is the whole output.
         const entry = this.#byId.get(event.itemId)
-        if (entry?.kind === 'command') entry.output += event.delta
+        if (entry?.kind === 'command') entry.output = event.replace ? event.delta : entry.output + event.delta
         return
       }
       case 'plan':
@@ -45,12 +46,13 @@ export class Transcript {
         // itemCompleted carries the whole text; itemStarted may repeat and restarts it.
         return this.#put({ kind: 'assistant', id: item.id, text: item.text })
       case 'commandExecution': {
+        // Its output so far: at itemCompleted, all of it (the deltas came first).
         const streamed = this.#byId.get(item.id)
         return this.#put({
           kind: 'command',
           id: item.id,
           command: item.command,
-          output: item.aggregatedOutput ?? (streamed?.kind === 'command' ? streamed.output : ''),
+          output: streamed?.kind === 'command' ? streamed.output : '',
           exitCode: item.exitCode,
         })
       }

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { runTurn, runUtility } from '../../index.js'
+import type { HarnessEvent } from '../../index.js'
 import { codexBinaryPath, createGitCwd, fakeCodexRuns, jsonMessageResponse, removeFakeCodexes, startMockModel, writeFakeCodex } from '../../testing/index.js'
 import { docBlock } from '../support/docs.js'
 import { eventually, liveInGroup } from '../support/procs.js'
@@ -57,6 +58,40 @@ describe('documentation examples', () => {
       "{ kind: 'assistant', id: 'msg_1', text: 'The build fails.' },",
       "{ kind: 'note', text: 'TURN_FAILED: Quota exceeded. Check your plan and billing details.' },",
       "expect(fakeCodexRuns(codexPath)[0].requests('turn/start')[0].input[0].text).toBe('Fix the build')",
+    ])
+  })
+
+  it('the adapter builds the whole output of commands Codex did not stream whole', async () => {
+    const codexPath = writeFakeCodex({
+      steps: [
+        // A fast command: 0.171.0 streams none of its output.
+        { type: 'command', command: 'make', aggregatedOutput: 'out\nerr\n', exitCode: 2 },
+        // What it printed before its item/started never streamed.
+        { type: 'command', command: 'make test', output: ['line-3\n'], aggregatedOutput: 'line-1\nline-2\nline-3\n' },
+        // Streamed in part.
+        { type: 'command', command: 'make doc', output: ['a\n'], aggregatedOutput: 'a\nb\n' },
+        { type: 'message', text: 'Built.' },
+      ],
+    })
+    const transcript = new Transcript()
+    const events: HarnessEvent[] = []
+    for await (const event of runTurn({ prompt: 'Build it', cwd: process.cwd(), codexPath })) {
+      events.push(event)
+      transcript.apply(event)
+    }
+    expect(transcript.entries).toEqual([
+      { kind: 'command', id: 'call_1', command: 'make', output: 'out\nerr\n', exitCode: 2 },
+      { kind: 'command', id: 'call_2', command: 'make test', output: 'line-1\nline-2\nline-3\n', exitCode: 0 },
+      { kind: 'command', id: 'call_3', command: 'make doc', output: 'a\nb\n', exitCode: 0 },
+      { kind: 'assistant', id: 'msg_1', text: 'Built.' },
+    ])
+    const output = events.filter((e) => e.type === 'commandOutput')
+    expect(output).toEqual([
+      { type: 'commandOutput', itemId: 'call_1', delta: 'out\nerr\n' },
+      { type: 'commandOutput', itemId: 'call_2', delta: 'line-3\n' },
+      { type: 'commandOutput', itemId: 'call_2', delta: 'line-1\nline-2\nline-3\n', replace: true },
+      { type: 'commandOutput', itemId: 'call_3', delta: 'a\n' },
+      { type: 'commandOutput', itemId: 'call_3', delta: 'b\n' },
     ])
   })
 

@@ -157,6 +157,13 @@ export function agentLoop(event: HarnessEvent): string {
       return `${event.goal.objective}: ${status}`
     }
     case 'planDelta':
+    case 'commandOutput': {
+      // `replace` is true or absent: the delta is then the item's whole text.
+      const replace: true | undefined = event.replace
+      // @ts-expect-error replace is never false
+      const never: false = event.replace
+      return replace ? `=${event.delta}` : `${event.itemId}+${event.delta}${String(never)}`
+    }
     case 'itemDropped':
       return event.itemId
     case 'serverRequest':
@@ -168,8 +175,10 @@ export function agentLoop(event: HarnessEvent): string {
     case 'native':
       if (event.method === 'thread/status/changed') return String(event.params)
       return event.method
-    case 'terminal':
-      return `${event.agents.length} agents, ${event.cutOff.map((c) => c.kind).join(',')} cut off, ${event.totalUsage?.total ?? 0}`
+    case 'terminal': {
+      const plan: string | null = event.proposedPlan
+      return `${event.agents.length} agents, ${event.cutOff.map((c) => c.kind).join(',')} cut off, ${event.totalUsage?.total ?? 0}, ${plan ?? event.finalMessage}`
+    }
     case 'diagnostic':
       return event.source satisfies 'preamble' | 'stderr' | 'client'
     default:

@@ -52,9 +52,10 @@ impl Batch {
     pub fn push(&mut self, event: &HarnessEvent) -> usize {
         let before = self.text.len();
         match event {
-            HarnessEvent::MessageDelta { item_id, delta } => self.delta('m', item_id, delta),
-            HarnessEvent::CommandOutput { item_id, delta } => self.delta('c', item_id, delta),
-            HarnessEvent::ReasoningDelta { item_id, delta, part, index } => {
+            // A delta that replaces what streamed is rare: it goes as JSON, with its `replace`.
+            HarnessEvent::MessageDelta { item_id, delta, replace: false } => self.delta('m', item_id, delta),
+            HarnessEvent::CommandOutput { item_id, delta, replace: false } => self.delta('c', item_id, delta),
+            HarnessEvent::ReasoningDelta { item_id, delta, part, index, replace: false } => {
                 let kind = match part {
                     ReasoningPart::Summary => 's',
                     ReasoningPart::Text => 't',
@@ -199,7 +200,7 @@ mod tests {
     }
 
     fn message(item: &str, delta: &str) -> HarnessEvent {
-        HarnessEvent::MessageDelta { item_id: item.into(), delta: delta.into() }
+        HarnessEvent::MessageDelta { item_id: item.into(), delta: delta.into(), replace: false }
     }
 
     #[test]
@@ -207,12 +208,13 @@ mod tests {
         let mut batch = Batch::with_capacity(0);
         batch.push(&message("msg_1", "Hel"));
         batch.push(&message("msg_1", "lo"));
-        batch.push(&HarnessEvent::CommandOutput { item_id: "cmd".into(), delta: "a\"\n".into() });
+        batch.push(&HarnessEvent::CommandOutput { item_id: "cmd".into(), delta: "a\"\n".into(), replace: false });
         batch.push(&HarnessEvent::ReasoningDelta {
             item_id: "cmd".into(),
             delta: "é🙂".into(),
             part: ReasoningPart::Summary,
             index: 2,
+            replace: false,
         });
         assert_eq!(batch.into_string(), "m5:msg_13:Helm=2:loc3:cmd3:a\"\ns=3:é🙂1:2");
     }
@@ -229,8 +231,20 @@ mod tests {
                 delta: "x".into(),
                 part: ReasoningPart::Text,
                 index: -1,
+                replace: false,
             },
-            HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "\u{1b}[0m\r\n".into() },
+            HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "\u{1b}[0m\r\n".into(), replace: false },
+            // A delta that replaces what streamed, between two of the same item.
+            HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "whole".into(), replace: true },
+            HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "more".into(), replace: false },
+            HarnessEvent::MessageDelta { item_id: "msg_2".into(), delta: "m".into(), replace: true },
+            HarnessEvent::ReasoningDelta {
+                item_id: "r".into(),
+                delta: "y".into(),
+                part: ReasoningPart::Summary,
+                index: 1,
+                replace: true,
+            },
             HarnessEvent::Terminal(Terminal::failed(Failure::new(
                 FailureSource::Spawn,
                 crate::failure::Code::SpawnFailed,
@@ -247,11 +261,14 @@ mod tests {
         let item = prop_oneof![Just("a".to_string()), Just("b".to_string()), any_text()];
         prop_oneof![
             (item.clone(), any_text()).prop_map(|(i, d)| message(&i, &d)),
-            (item.clone(), any_text()).prop_map(|(item_id, delta)| HarnessEvent::CommandOutput { item_id, delta }),
-            (item, any_text(), any::<bool>(), any::<i64>()).prop_map(|(item_id, delta, summary, index)| {
-                let part = if summary { ReasoningPart::Summary } else { ReasoningPart::Text };
-                HarnessEvent::ReasoningDelta { item_id, delta, part, index }
-            }),
+            (item.clone(), any_text(), any::<bool>())
+                .prop_map(|(item_id, delta, replace)| HarnessEvent::CommandOutput { item_id, delta, replace }),
+            (item, any_text(), any::<bool>(), any::<i64>(), any::<bool>()).prop_map(
+                |(item_id, delta, summary, index, replace)| {
+                    let part = if summary { ReasoningPart::Summary } else { ReasoningPart::Text };
+                    HarnessEvent::ReasoningDelta { item_id, delta, part, index, replace }
+                }
+            ),
             any_text().prop_map(|line| HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line }),
         ]
     }

@@ -174,16 +174,27 @@ pub enum HarnessEvent {
     MessageDelta {
         item_id: String,
         delta: String,
+        /// See [`HarnessEvent::CommandOutput`].
+        #[serde(skip_serializing_if = "is_false")]
+        replace: bool,
     },
     ReasoningDelta {
         item_id: String,
         delta: String,
         part: ReasoningPart,
         index: i64,
+        /// See [`HarnessEvent::CommandOutput`]; of this `part` and `index` only.
+        #[serde(skip_serializing_if = "is_false")]
+        replace: bool,
     },
     CommandOutput {
         item_id: String,
         delta: String,
+        /// The delta is the item's whole text, as its completion carries it, and replaces what
+        /// the deltas before it streamed: that was not its beginning (Codex did not stream all
+        /// of it, or kept only part of it). Sent only when true, as the item's last delta.
+        #[serde(skip_serializing_if = "is_false")]
+        replace: bool,
     },
     Usage {
         turn: Usage,
@@ -229,6 +240,9 @@ pub enum HarnessEvent {
     PlanDelta {
         item_id: String,
         delta: String,
+        /// See [`HarnessEvent::CommandOutput`].
+        #[serde(skip_serializing_if = "is_false")]
+        replace: bool,
     },
     /// An item Codex started and never completed (a response dropped for a steer, a session
     /// still open): closed for the app, no later than the turn's end.
@@ -253,6 +267,10 @@ pub enum HarnessEvent {
     Terminal(Terminal),
 }
 
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum Status {
@@ -275,7 +293,10 @@ pub struct Terminal {
     pub status: Status,
     pub thread_id: Option<String>,
     pub turn_id: Option<String>,
+    /// The thread's last completed agent message, whatever the outcome.
     pub final_message: Option<String>,
+    /// The thread's last completed `plan` item (plan mode's proposed plan), whatever the outcome.
+    pub proposed_plan: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_output: Option<Value>,
     pub usage: Option<Usage>,
@@ -308,6 +329,7 @@ impl Terminal {
             thread_id: None,
             turn_id: None,
             final_message: None,
+            proposed_plan: None,
             structured_output: None,
             usage: None,
             cancellation: None,

@@ -38,6 +38,7 @@ fn terminal() -> Terminal {
         thread_id: Some("t".into()),
         turn_id: Some("u".into()),
         final_message: Some("m".into()),
+        proposed_plan: Some("p".into()),
         structured_output: Some(json!({})),
         usage: Some(usage()),
         cancellation: Some(Cancellation::Interrupted),
@@ -68,9 +69,24 @@ fn examples() -> Vec<HarnessEvent> {
         HarnessEvent::TurnStarted { thread_id: "t".into(), turn_id: "u".into() },
         HarnessEvent::ItemStarted { item: item() },
         HarnessEvent::ItemCompleted { item: item() },
-        HarnessEvent::MessageDelta { item_id: "i".into(), delta: "d".into() },
-        HarnessEvent::ReasoningDelta { item_id: "i".into(), delta: "d".into(), part: ReasoningPart::Summary, index: 0 },
-        HarnessEvent::CommandOutput { item_id: "i".into(), delta: "d".into() },
+        HarnessEvent::MessageDelta { item_id: "i".into(), delta: "d".into(), replace: false },
+        HarnessEvent::MessageDelta { item_id: "i".into(), delta: "d".into(), replace: true },
+        HarnessEvent::ReasoningDelta {
+            item_id: "i".into(),
+            delta: "d".into(),
+            part: ReasoningPart::Summary,
+            index: 0,
+            replace: false,
+        },
+        HarnessEvent::ReasoningDelta {
+            item_id: "i".into(),
+            delta: "d".into(),
+            part: ReasoningPart::Summary,
+            index: 0,
+            replace: true,
+        },
+        HarnessEvent::CommandOutput { item_id: "i".into(), delta: "d".into(), replace: false },
+        HarnessEvent::CommandOutput { item_id: "i".into(), delta: "d".into(), replace: true },
         HarnessEvent::Usage { turn: usage(), thread: usage(), context_window: None },
         HarnessEvent::Retrying { message: "m".into(), codex_error_info: Value::Null },
         HarnessEvent::Plan { explanation: None, plan: raw("[]") },
@@ -88,7 +104,8 @@ fn examples() -> Vec<HarnessEvent> {
         HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: "l".into() },
         HarnessEvent::Agent { agent: agent(), event: Box::new(HarnessEvent::Diff { diff: "d".into() }) },
         HarnessEvent::Goal { goal: raw("{}") },
-        HarnessEvent::PlanDelta { item_id: "i".into(), delta: "d".into() },
+        HarnessEvent::PlanDelta { item_id: "i".into(), delta: "d".into(), replace: false },
+        HarnessEvent::PlanDelta { item_id: "i".into(), delta: "d".into(), replace: true },
         HarnessEvent::ItemDropped { item_id: "i".into() },
         HarnessEvent::TurnCompleted(terminal()),
         HarnessEvent::Terminal(terminal()),
@@ -160,6 +177,12 @@ fn declarations(text: &str) -> String {
 
 /// The property names declared in a type's text (top level of its braces).
 fn properties(text: &str) -> BTreeSet<String> {
+    declared(text).into_iter().map(|(name, _)| name).collect()
+}
+
+/// The property names declared in a type's text (top level of its braces), each with whether
+/// it is optional (`name?:`).
+fn declared(text: &str) -> BTreeSet<(String, bool)> {
     let text = declarations(text);
     let mut found = BTreeSet::new();
     // Braces open a type's body; parentheses a function's parameters, which are no properties.
@@ -178,9 +201,9 @@ fn properties(text: &str) -> BTreeSet<String> {
             word.push(c);
             continue;
         }
-        let colon = c == ':' || (c == '?' && chars.get(i + 1) == Some(&':'));
-        if depth == 1 && parens == 0 && colon && !word.is_empty() {
-            found.insert(std::mem::take(&mut word));
+        let optional = c == '?' && chars.get(i + 1) == Some(&':');
+        if depth == 1 && parens == 0 && (c == ':' || optional) && !word.is_empty() {
+            found.insert((std::mem::take(&mut word), optional));
         }
         word.clear();
     }
@@ -197,19 +220,37 @@ fn interface(name: &str) -> BTreeSet<String> {
     fields
 }
 
+/// A member of a union: its field names, and which of them are optional.
+#[derive(Debug)]
+struct Member {
+    fields: BTreeSet<String>,
+    optional: BTreeSet<String>,
+}
+
+impl Member {
+    /// An event with exactly `fields` is of this member: it has every field the member requires
+    /// and none the member does not declare.
+    fn admits(&self, fields: &BTreeSet<String>) -> bool {
+        fields.is_subset(&self.fields) && self.fields.difference(&self.optional).all(|f| fields.contains(f))
+    }
+}
+
 /// The members of `export type HarnessEvent`: each one's `type` and field names (a member may
 /// be declared twice, e.g. `native` typed by method and as any method).
-fn event_members() -> BTreeMap<String, Vec<BTreeSet<String>>> {
+fn event_members() -> BTreeMap<String, Vec<Member>> {
     // Types of the protocol (generated from the pinned CLI) a member is intersected with.
     let protocol: [(&str, &[&str]); 2] =
         [("ServerRequest &", &["method", "id", "params", "agent"]), ("ServerNotification &", &["method", "params"])];
-    let mut members: BTreeMap<String, Vec<BTreeSet<String>>> = BTreeMap::new();
+    let mut members: BTreeMap<String, Vec<Member>> = BTreeMap::new();
     for member in block("type", "HarnessEvent =").split("\n  |").skip(1) {
         let member = member.trim();
+        let mut optional = BTreeSet::new();
         let (tag, fields) = match member.split("type: '").nth(1) {
             Some(rest) => {
                 let tag = rest.split('\'').next().unwrap().to_string();
-                let mut fields = properties(&member.replace(['(', ')', '&'], " "));
+                let found = declared(&member.replace(['(', ')', '&'], " "));
+                optional.extend(found.iter().filter(|(_, opt)| *opt).map(|(name, _)| name.clone()));
+                let mut fields: BTreeSet<String> = found.into_iter().map(|(name, _)| name).collect();
                 for (intersected, extra) in protocol {
                     if member.contains(intersected) {
                         fields.extend(extra.iter().map(|f| f.to_string()));
@@ -228,7 +269,7 @@ fn event_members() -> BTreeMap<String, Vec<BTreeSet<String>>> {
             }
         };
         let fields = fields.into_iter().filter(|f| !JS_ONLY.contains(&f.as_str())).collect();
-        members.entry(tag).or_default().push(fields);
+        members.entry(tag).or_default().push(Member { fields, optional });
     }
     members
 }
@@ -236,7 +277,7 @@ fn event_members() -> BTreeMap<String, Vec<BTreeSet<String>>> {
 #[test]
 fn every_event_is_declared_with_exactly_its_fields() {
     let declared = event_members();
-    let mut produced = BTreeSet::new();
+    let mut produced: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for event in examples() {
         covers_every_variant(&event);
         let value = serde_json::to_value(&event).unwrap();
@@ -244,13 +285,20 @@ fn every_event_is_declared_with_exactly_its_fields() {
         let fields = keys(&value);
         let candidates = declared.get(&tag).unwrap_or_else(|| panic!("index.d.ts has no HarnessEvent of type '{tag}'"));
         assert!(
-            candidates.contains(&fields),
+            candidates.iter().any(|member| member.admits(&fields)),
             "event '{tag}': the core sends {fields:?}; index.d.ts declares {candidates:?}"
         );
-        produced.insert(tag);
+        produced.entry(tag).or_default().extend(fields);
     }
-    let declared: BTreeSet<String> = declared.into_keys().collect();
-    assert_eq!(declared, produced, "HarnessEvent types: index.d.ts (left) against the core's (right)");
+    // Every field declared, optional ones included, is one the core sends.
+    for (tag, members) in &declared {
+        let fields: BTreeSet<String> = members.iter().flat_map(|m| m.fields.iter().cloned()).collect();
+        if let Some(sent) = produced.get(tag) {
+            assert_eq!(&fields, sent, "event '{tag}': index.d.ts (left) against the core's fields (right)");
+        }
+    }
+    let declared: BTreeSet<&String> = declared.keys().collect();
+    assert_eq!(declared, produced.keys().collect(), "HarnessEvent types: index.d.ts (left) against the core's (right)");
 }
 
 #[test]

@@ -76,6 +76,18 @@ pub struct ItemHead {
     /// A command's command line (`commandExecution`).
     #[serde(default)]
     pub command: Option<String>,
+    /// A completed command's output (`commandExecution`): stdout and stderr as Codex kept them.
+    #[serde(default, rename = "aggregatedOutput")]
+    pub aggregated_output: Option<String>,
+}
+
+/// The texts of a completed `reasoning` item: each summary part and each raw part whole.
+#[derive(Deserialize, Debug)]
+pub struct ReasoningTexts {
+    #[serde(default)]
+    pub summary: Vec<String>,
+    #[serde(default)]
+    pub content: Vec<String>,
 }
 
 /// `thread/tokenUsage/updated` params.

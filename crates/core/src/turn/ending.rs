@@ -30,12 +30,16 @@ pub(super) struct Exit<'a> {
     pub stderr_tail: &'a dyn Fn() -> Vec<String>,
 }
 
-/// A failed terminal of this turn's thread and turn, with its usage so far, its agents and
-/// what the child's end cuts off (the run having ended for `reason`); the ending fills in the rest.
-fn blank(state: &TurnState, reason: CutReason) -> Terminal {
+/// A failed terminal of this turn's thread and turn, with its final message and proposed plan
+/// (the thread's last, whatever the outcome; `completed`: the turn Codex completed, if it did),
+/// its usage so far, its agents and what the child's end cuts off (the run having ended for
+/// `reason`); the ending fills in the rest.
+fn blank(state: &TurnState, reason: CutReason, completed: Option<&CompletedTurn>) -> Terminal {
     Terminal {
         thread_id: state.thread_id().map(str::to_string),
         turn_id: state.turn_id().map(str::to_string),
+        final_message: state.final_message(completed),
+        proposed_plan: state.proposed_plan(completed),
         usage: state.turn_usage(),
         agents: state.agents(),
         total_usage: state.total_usage(),
@@ -55,7 +59,7 @@ pub(super) fn terminal(ending: Ending, state: &TurnState, abort_seen: bool, exit
         Ending::Kill => CutReason::Abort,
         _ => CutReason::Failed,
     };
-    let mut terminal = blank(state, reason);
+    let mut terminal = blank(state, reason, None);
     match ending {
         Ending::Turn(outcome) | Ending::Cut(outcome) => return *outcome,
         Ending::Kill => {
@@ -72,9 +76,8 @@ pub(super) fn terminal(ending: Ending, state: &TurnState, abort_seen: bool, exit
 
 /// What a turn the server completed amounts to (its `turnCompleted` event, and its terminal).
 pub(super) fn completed(state: &TurnState, structured: bool, completed: &CompletedTurn) -> Terminal {
-    let mut terminal = blank(state, state.end_reason());
-    let text = state.final_message(completed);
-    outcome(&mut terminal, completed, text, state.last_error());
+    let mut terminal = blank(state, state.end_reason(), Some(completed));
+    outcome(&mut terminal, completed, state.last_error());
     if structured && terminal.status == Status::Completed {
         let text = terminal.final_message.clone();
         let invalid = |message: String| {
@@ -115,20 +118,19 @@ pub(super) fn agent_turn(thread_id: &str, ledger: &Ledger, completed: &Completed
     let mut terminal = Terminal {
         thread_id: Some(thread_id.to_string()),
         turn_id: Some(completed.id.clone()),
+        final_message: ledger.final_message(Some(completed)),
+        proposed_plan: ledger.proposed_plan(Some(completed)),
         usage: ledger.usage(),
         ..Terminal::empty()
     };
-    outcome(&mut terminal, completed, ledger.final_message(completed), ledger.last_error());
+    outcome(&mut terminal, completed, ledger.last_error());
     terminal
 }
 
-/// Status, final message, cancellation and failure of a completed turn.
-fn outcome(terminal: &mut Terminal, completed: &CompletedTurn, text: Option<String>, last_error: Option<&TurnError>) {
+/// Status, cancellation and failure of a completed turn.
+fn outcome(terminal: &mut Terminal, completed: &CompletedTurn, last_error: Option<&TurnError>) {
     match completed.status.as_str() {
-        "completed" => {
-            terminal.status = Status::Completed;
-            terminal.final_message = text;
-        }
+        "completed" => terminal.status = Status::Completed,
         "interrupted" => {
             terminal.status = Status::Cancelled;
             terminal.cancellation = Some(Cancellation::Interrupted);

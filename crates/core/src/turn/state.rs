@@ -260,8 +260,14 @@ impl TurnState {
         }
     }
 
-    pub fn final_message(&self, completed: &CompletedTurn) -> Option<String> {
+    /// The thread's last completed agent message (see [`Ledger::final_message`]).
+    pub fn final_message(&self, completed: Option<&CompletedTurn>) -> Option<String> {
         self.own.final_message(completed)
+    }
+
+    /// The thread's last completed plan (see [`Ledger::proposed_plan`]).
+    pub fn proposed_plan(&self, completed: Option<&CompletedTurn>) -> Option<String> {
+        self.own.proposed_plan(completed)
     }
 
     pub fn agents(&self) -> Vec<AgentOutcome> {

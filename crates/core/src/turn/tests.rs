@@ -418,7 +418,8 @@ async fn happy_turn_streams_events_and_completes() {
     assert_eq!(
         r.terminal,
         json!({"type": "terminal", "status": "completed", "threadId": THREAD, "turnId": TURN,
-               "finalMessage": "Hello", "usage": usage, "failure": null, "agents": [], "totalUsage": usage, "cutOff": []})
+               "finalMessage": "Hello", "proposedPlan": null, "usage": usage, "failure": null, "agents": [],
+               "totalUsage": usage, "cutOff": []})
     );
     assert!(r.sent("turn/interrupt").is_empty());
     assert_eq!(r.ended, Some(End::Polite(EXIT_GRACE)));
@@ -1306,6 +1307,8 @@ async fn read_only_turn_with_a_config_naming_no_servers_disables_none() {
 mod proptests;
 
 mod agent_loop;
+
+mod outputs;
 
 /// A defect inside the runner: the turn still ends with its one terminal, a waiting steer is
 /// answered "ended" and a prepared turn's readiness says why — done once, by the core.

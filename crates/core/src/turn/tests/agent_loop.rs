@@ -87,7 +87,8 @@ async fn a_sub_agent_belongs_to_the_turn_its_usage_counts_and_its_end_is_named()
     assert!(r.of_type("passthrough").is_empty(), "{:#?}", r.events);
     let agent = r.of_type("agent");
     let inner: Vec<&str> = agent.iter().map(|e| e["event"]["type"].as_str().unwrap()).collect();
-    assert_eq!(inner, ["native", "turnStarted", "itemCompleted", "usage"]);
+    // The child's message came whole (no delta): it also goes out as one delta.
+    assert_eq!(inner, ["native", "turnStarted", "messageDelta", "itemCompleted", "usage"]);
     assert_eq!(agent[0]["agent"], json!({"threadId": CHILD, "nickname": null, "path": null, "depth": 1}));
     assert_eq!(agent[0]["event"]["method"], "thread/status/changed");
     let t = &r.terminal;
