@@ -398,7 +398,9 @@ export type TurnStartInput =
 /**
  * A turn whose child was started ahead: discovery, `codex app-server`, `initialize`, the account
  * and isolation checks and `thread/start` (or resume) are done or under way; `turn/start` waits
- * for `start()`. One child, one turn: it is started once and never reused.
+ * for `start()`. One child, one turn: it is started once and never reused. While it waits it
+ * does not keep the process alive (a process that runs out of work exits, and the child ends
+ * with it); once started, its Turn does until its terminal.
  */
 export interface PreparedTurn {
   /**
@@ -410,7 +412,7 @@ export interface PreparedTurn {
   start(input: TurnStartInput): Turn
   /** Before `start`: ends the child at once (`reason` becomes the Turn's `abortReason`). After: nothing (abort the Turn). */
   dispose(reason?: unknown): void
-  /** How the preparation ended; never rejects (`CANCELLED` when it was disposed first). */
+  /** How the preparation ended; never rejects (`CANCELLED` when it was disposed first). Keeps the process alive until it settles. */
   readonly ready: Promise<{ threadId: string } | { failure: Failure }>
 }
 
