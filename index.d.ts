@@ -742,7 +742,10 @@ export interface StartLoginOptions extends CallOptions {
 /** What the app shows the user to log in. */
 export interface LoginStarted {
   loginId: string
-  /** `chatgpt`: the URL to open in the browser (its callback is 127.0.0.1:1455). */
+  /**
+   * `chatgpt`: the URL to open in the browser, as given: its `redirect_uri` names the loopback
+   * port Codex listens on for the callback (1455, or another when 1455 is taken).
+   */
   authUrl: string | null
   /** `chatgptDeviceCode`: where to enter `userCode`. */
   verificationUrl: string | null
@@ -759,7 +762,8 @@ export interface LoginHandle {
   /**
    * The account once logged in (Codex wrote `auth.json`); rejects with a CallError:
    * `LOGIN_FAILED` (Codex's words, e.g. another program's login took the callback port over),
-   * `LOGIN_IN_PROGRESS` (another browser login of this app still runs), `CANCELLED`,
+   * `LOGIN_IN_PROGRESS` (another browser login of this app still runs; one started after
+   * `cancel()` waits for the cancelled one's child to end instead), `CANCELLED`,
    * `REQUEST_TIMEOUT` (after `timeoutMs`), `METHOD_UNSUPPORTED`, or any failure of a call.
    */
   readonly completed: Promise<AccountInfo>
