@@ -50,8 +50,18 @@ export declare class NativeTurn {
    * event reaches JavaScript without a hop through a runtime task.
    */
   waitBatch(onBatch: (batch: string | null) => void): string | null
-  /** The terminal event as JSON text. */
+  /**
+   * The terminal event as JSON text. While it is pending it keeps the process alive (napi-rs
+   * settles an async export through a referenced threadsafe function) and keeps this object
+   * from being collected: a running turn is asked for it at once, a prepared one only once
+   * started or disposed.
+   */
   outcome(): Promise<string>
+  /**
+   * Whether the turn ended: its terminal is queued, its child gone. A prepared turn that has
+   * not ended may still be started.
+   */
+  finished(): boolean
   /** The caller awaits only the outcome: the turn must not wait for a reader. */
   unbound(): void
   /** Idempotent: interrupts the turn (or kills the child if the turn has no id yet). */

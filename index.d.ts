@@ -435,7 +435,9 @@ export type TurnStartInput =
 /**
  * A turn whose child was started ahead: discovery, `codex app-server`, `initialize`, the account
  * and isolation checks and `thread/start` (or resume) are done or under way; `turn/start` waits
- * for `start()`. One child, one turn: it is started once and never reused.
+ * for `start()`. One child, one turn: it is started once and never reused. While it waits it
+ * does not keep the process alive (a process that runs out of work exits, and the child ends
+ * with it); once started, its Turn does until its terminal.
  */
 export interface PreparedTurn {
   /**
@@ -447,7 +449,7 @@ export interface PreparedTurn {
   start(input: TurnStartInput): Turn
   /** Before `start`: ends the child at once (`reason` becomes the Turn's `abortReason`). After: nothing (abort the Turn). */
   dispose(reason?: unknown): void
-  /** How the preparation ended; never rejects (`CANCELLED` when it was disposed first). */
+  /** How the preparation ended; never rejects (`CANCELLED` when it was disposed first). Keeps the process alive until it settles. */
   readonly ready: Promise<{ threadId: string } | { failure: Failure }>
 }
 
@@ -777,7 +779,10 @@ export interface StartLoginOptions extends CallOptions {
 /** What the app shows the user to log in. */
 export interface LoginStarted {
   loginId: string
-  /** `chatgpt`: the URL to open in the browser (its callback is 127.0.0.1:1455). */
+  /**
+   * `chatgpt`: the URL to open in the browser, as given: its `redirect_uri` names the loopback
+   * port Codex listens on for the callback (1455, or another when 1455 is taken).
+   */
   authUrl: string | null
   /** `chatgptDeviceCode`: where to enter `userCode`. */
   verificationUrl: string | null
@@ -794,7 +799,8 @@ export interface LoginHandle {
   /**
    * The account once logged in (Codex wrote `auth.json`); rejects with a CallError:
    * `LOGIN_FAILED` (Codex's words, e.g. another program's login took the callback port over),
-   * `LOGIN_IN_PROGRESS` (another browser login of this app still runs), `CANCELLED`,
+   * `LOGIN_IN_PROGRESS` (another browser login of this app still runs; one started after
+   * `cancel()` waits for the cancelled one's child to end instead), `CANCELLED`,
    * `REQUEST_TIMEOUT` (after `timeoutMs`), `METHOD_UNSUPPORTED`, or any failure of a call.
    */
   readonly completed: Promise<AccountInfo>

@@ -115,6 +115,10 @@ function unavailableBinding(error) {
     outcome() {
       return Promise.resolve(terminal)
     }
+    // It ended before it began.
+    finished() {
+      return true
+    }
     takeBatch() {
       const batch = this.#batch
       this.#batch = null

@@ -278,7 +278,7 @@ class Conversation {
   #threadId
   #model
   #effort
-  /** `{ turn: PreparedTurn, readyFailed }` waiting for the next send, or null. */
+  /** `{ turn: PreparedTurn }` waiting for the next send, or null. */
   #prepared = null
   /** Resolves once no child this conversation started holds its thread (one disposed is ending). */
   #gone = Promise.resolve()
@@ -420,7 +420,7 @@ class Conversation {
     const fresh = () => runTurn(this.#options(spec, { threadId }))
     const prepared = this.#prepared
     this.#prepared = null
-    if (prepared !== null && prepared.turn[WAITING].waiting && !prepared.readyFailed) {
+    if (prepared !== null && prepared.turn[WAITING].waiting) {
       const { prompt, input, model, effort } = spec
       const start = { prompt, input, model, effort }
       for (const key of Object.keys(start)) if (start[key] === undefined) delete start[key]
@@ -453,11 +453,9 @@ class Conversation {
       // Checked when the conversation was opened; a send then starts its own child.
       return
     }
-    const prepared = { turn, readyFailed: false }
-    turn.ready.then((ready) => {
-      if (ready.failure !== undefined) prepared.readyFailed = true
-    })
-    this.#prepared = prepared
+    // Nothing of it is read while it waits (its `ready` would keep the process alive until the
+    // thread is open): a preparation that failed has ended its child, and WAITING says so.
+    this.#prepared = { turn }
   }
 
   /** A Turn of the conversation has its final terminal (called at once, before anyone sees it). */

@@ -29,12 +29,13 @@ function checkHandler(handler, path = 'options.onServerRequest') {
 
 /**
  * The callback the native turn hands each request to (JSON text of `{key, method, id, params,
- * agent}`); `native()` is the native turn that takes the answers.
+ * agent}`); `native()` is the native turn that takes the answers (undefined once collected:
+ * nobody holds the turn any more, which has ended it, and the answer has nowhere to go).
  */
 function serve(handler, native) {
   return (json) => {
     const { key, method, id, params, agent } = JSON.parse(json)
-    const pass = (why = null) => native().answer(key, null, why)
+    const pass = (why = null) => native()?.answer(key, null, why)
     let answered
     try {
       answered = handler({ method, id, params, agent })
@@ -56,7 +57,7 @@ function serve(handler, native) {
         }
         const check = checkOf(method)
         if (check && !check.validate(copy)) return pass(check.ajv.errorsText(check.validate.errors, { dataVar: 'answer' }))
-        native().answer(key, JSON.stringify(copy), null)
+        native()?.answer(key, JSON.stringify(copy), null)
       },
       () => pass(),
     )

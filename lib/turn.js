@@ -37,10 +37,15 @@ class Turn {
     resolve(text)
   }
 
-  /** `stop` detaches the caller's signal once the turn has ended. */
+  /**
+   * `stop` detaches the caller's signal once the turn has ended. Asking for the outcome at once
+   * is also what keeps the process alive until the terminal, whether or not anybody iterates
+   * the turn or awaits it: a running turn is work (a pending promise of the binding holds
+   * Node's event loop).
+   */
   constructor(native, stop) {
     this.#native = native
-    if (stop) native.outcome().then(stop, stop)
+    native.outcome().then(stop, stop)
   }
 
   /**
@@ -197,10 +202,14 @@ function startNative(options, skip, start, onAbort, adjust = () => {}) {
   if (handler !== undefined) given.onServerRequest = true
   adjust(given)
   let native
+  // The handler's bridge lives as long as the turn's work: it reaches the native turn only
+  // weakly, so that a prepared turn nobody holds can still be collected (and its child ended).
+  let weak
   const listening = listen(signal, onAbort)
   try {
-    const requests = handler === undefined ? undefined : serve(handler, () => native)
+    const requests = handler === undefined ? undefined : serve(handler, () => weak?.deref())
     native = nativeCall(() => start(JSON.stringify(given), listening.aborted, requests))
+    weak = new WeakRef(native)
   } catch (error) {
     listening.stop()
     throw error
@@ -221,11 +230,21 @@ class IdleTimeoutError extends Error {
 
 /**
  * What lib/conversation.js reads of a prepared turn, under a key of this module (not part of
- * the API): whether `start()` would still run a turn on the waiting child, and a promise that
- * resolves once the child and everything it started are gone.
+ * the API): whether `start()` would still run a turn on the waiting child (it is not started,
+ * disposed, or ended), and a promise that resolves once the child and everything it started
+ * are gone.
  */
 const WAITING = Symbol('rennet.preparedTurn.waiting')
 
+/**
+ * A prepared turn that waits for `start()` holds nothing that keeps the process alive, nor
+ * anything that keeps itself from being collected: no pending promise of the binding (napi-rs
+ * settles an async export through a referenced threadsafe function, and keeps its receiver
+ * until then), and an idle timer that is unreferenced and reaches it only weakly. Reading
+ * `ready` is asking for the preparation's result: that promise keeps the process until it
+ * settles. From `start()` on it is a running turn, whose pending outcome keeps the process
+ * until its terminal; after `dispose()` its child's end is work too.
+ */
 class PreparedTurn {
   #native
   #listening
@@ -234,21 +253,28 @@ class PreparedTurn {
   #disposed = false
   #reason = undefined
   #ready = null
-  /** The child ended (the native outcome is there): died, disposed, or its turn ran. */
-  #ended = false
-  #gone
+  #gone = null
 
   constructor(native, listening, idleTimeoutMs) {
     this.#native = native
     this.#listening = listening
-    const ended = () => {
-      this.#ended = true
-      this.#listening.stop()
-    }
-    this.#gone = native.outcome().then(ended, ended)
-    this.#idle = setTimeout(() => this.dispose(new IdleTimeoutError(idleTimeoutMs)), idleTimeoutMs)
-    // A waiting prepared turn does not keep the process alive.
+    const self = new WeakRef(this)
+    this.#idle = setTimeout(() => self.deref()?.dispose(new IdleTimeoutError(idleTimeoutMs)), idleTimeoutMs)
     this.#idle.unref?.()
+  }
+
+  /**
+   * Resolves once the child and everything it started are gone; asked only once the turn was
+   * started or disposed, or it ended by itself (then it resolves at once). A waiting child
+   * that died leaves the caller's signal listened to until then: nothing else notices the
+   * death while nobody waits for it.
+   */
+  #whenGone() {
+    this.#gone ??= this.#native.outcome().then(
+      () => this.#listening.stop(),
+      () => this.#listening.stop(),
+    )
+    return this.#gone
   }
 
   /** How the preparation ended: `{ threadId }` or `{ failure }`. Never rejects. */
@@ -303,9 +329,15 @@ class PreparedTurn {
     this.#forward(reason)
   }
 
-  /** For lib/conversation.js: `{ waiting, gone }` (see WAITING). */
+  /** For lib/conversation.js: `{ waiting, gone }` (see WAITING); `gone` is read once the turn no longer waits. */
   get [WAITING]() {
-    return { waiting: this.#turn === null && !this.#disposed && !this.#ended, gone: this.#gone }
+    const whenGone = () => this.#whenGone()
+    return {
+      waiting: this.#turn === null && !this.#disposed && !this.#native.finished(),
+      get gone() {
+        return whenGone()
+      },
+    }
   }
 
   /** Before start: ends the child at once (the Turn start() then returns is cancelled). After: nothing. */
@@ -315,6 +347,8 @@ class PreparedTurn {
     this.#reason = reason
     clearTimeout(this.#idle)
     this.#native.abort()
+    // Its child's end is work: the process stays until it is gone.
+    this.#whenGone()
   }
 }
 

@@ -26,7 +26,9 @@ pub struct NativeTurn {
 
 /// `(requestJson: string) => void`: a server request for the app's handler (the JSON text of
 /// `{key, method, id, params, agent}`); its answer comes back through `NativeTurn.answer`.
-type AppRequests = ThreadsafeFunction<String, (), String, Status, false>;
+/// Weak (unreferenced): it lives as long as the turn, and a prepared turn waiting for its
+/// `start` must not keep the process alive; a running turn does so through its pending outcome.
+type AppRequests = ThreadsafeFunction<String, (), String, Status, false, true>;
 
 /// Validates the options (JSON text of the options object without `signal`) and starts the
 /// turn in the background; `aborted`: the signal was aborted already, so nothing is started;
@@ -183,10 +185,20 @@ impl NativeTurn {
         }))
     }
 
-    /// The terminal event as JSON text.
+    /// The terminal event as JSON text. While it is pending it keeps the process alive (napi-rs
+    /// settles an async export through a referenced threadsafe function) and keeps this object
+    /// from being collected: a running turn is asked for it at once, a prepared one only once
+    /// started or disposed.
     #[napi]
     pub async fn outcome(&self) -> String {
         self.handle.stream.outcome().await
+    }
+
+    /// Whether the turn ended: its terminal is queued, its child gone. A prepared turn that has
+    /// not ended may still be started.
+    #[napi]
+    pub fn finished(&self) -> bool {
+        self.handle.stream.is_finished()
     }
 
     /// The caller awaits only the outcome: the turn must not wait for a reader.

@@ -210,6 +210,37 @@ describe('startLogin', () => {
     await expect(third.completed).rejects.toMatchObject({ code: 'CANCELLED' })
   })
 
+  it('a browser login started right after cancel() waits for the first child to end, then runs; a third meanwhile is refused', async () => {
+    // The first child takes a while to end once cancelled: Codex answers the cancel late.
+    const slowCancel = { ...CANCEL, delayMs: 700 }
+    const codexPath = fake({
+      calls: { 'account/login/start': { result: { type: 'chatgpt', loginId: 'l1', authUrl: AUTH_URL } }, 'account/login/cancel': slowCancel },
+    })
+    const first = startLogin({ codexPath })
+    await first.started
+    first.cancel()
+    const second = startLogin({ codexPath })
+    // The second waits (it is not cancelled): a third at once is still one too many.
+    const third = startLogin({ codexPath })
+    await expect(third.completed).rejects.toMatchObject({ name: 'CallError', code: 'LOGIN_IN_PROGRESS' })
+    expect((await second.started).loginId).toBe('l1')
+    // By then the first child was gone: the second started after it, never beside it.
+    const [run1, run2] = fakeCodexRuns(codexPath)
+    expect(leftByFake(run1.pid), 'the first child once the second started').toEqual([])
+    expect(run1.requests('account/login/cancel')).toEqual([{ loginId: 'l1' }])
+    expect(run2.requests('account/login/start')).toEqual([{ type: 'chatgpt' }])
+    await expect(first.completed).rejects.toMatchObject({ code: 'CANCELLED' })
+    expect(fakeCodexRuns(codexPath)).toHaveLength(2)
+    // Cancelled while it waits, a login starts nothing.
+    second.cancel()
+    const waiting = startLogin({ codexPath })
+    waiting.cancel('never mind')
+    await expect(waiting.completed).rejects.toMatchObject({ code: 'CANCELLED', cause: 'never mind' })
+    await expect(second.completed).rejects.toMatchObject({ code: 'CANCELLED' })
+    expect(fakeCodexRuns(codexPath)).toHaveLength(2)
+    for (const run of fakeCodexRuns(codexPath)) expect(await eventually(() => leftByFake(run.pid).length === 0, 10_000)).toBe(true)
+  })
+
   it('bad options reject both results with a TypeError and start nothing; it never throws', async () => {
     for (const [options, message] of [
       [{ type: 'apiKey' }, /^options\.type:/],

@@ -11,8 +11,11 @@ import { allProcesses, eventually, identify, isAlive, isRunning, killLeftovers, 
 
 const HOST = resolve(__dirname, '../fixtures/host.mjs')
 
-/** How the host ends: signals with Node's default handling, or what the fixture does itself. */
-export type Death = 'SIGKILL' | 'SIGTERM' | 'SIGINT' | 'exit-in-handler' | 'uncaught' | 'worker'
+/**
+ * How the host ends: signals with Node's default handling, or what the fixture does itself;
+ * `none`: by itself, once nothing keeps it alive.
+ */
+export type Death = 'SIGKILL' | 'SIGTERM' | 'SIGINT' | 'exit-in-handler' | 'uncaught' | 'worker' | 'none'
 
 export const DEATHS: Death[] = ['SIGKILL', 'SIGTERM', 'SIGINT', 'exit-in-handler', 'uncaught', 'worker']
 
@@ -56,6 +59,11 @@ export class Host {
     if (!(await eventually(() => this.events.some(test), ms))) {
       throw new Error(`the host's turn never got there; events: ${JSON.stringify(this.events.map((e) => e.type))}`)
     }
+  }
+
+  /** Whether the host process is still running (it has not exited). */
+  get running(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null
   }
 
   /** The host-death guard this host started, while it runs (from /proc on Linux, else `ps`). */
@@ -105,6 +113,8 @@ export class Host {
       case 'worker':
         this.proc.stdin!.write('now\n')
         break
+      case 'none':
+        break
     }
     if (this.death === 'worker') {
       if (!(await eventually(() => this.notes.some((n) => n.host === 'worker-terminated'), 20_000))) {
@@ -130,7 +140,7 @@ export class Host {
    * what had to be killed (Linux): after a test that passed, nothing.
    */
   async dispose(): Promise<string[]> {
-    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+    if (this.running) {
       this.proc.kill('SIGKILL')
       await this.exited
     }

@@ -1,13 +1,15 @@
 // Real `codex app-server` (pinned @openai/codex) against the loopback mock Responses API: a
 // prepared turn's child starts ahead, waits without asking the model anything, and runs its
-// one turn when started; disposed, it leaves nothing behind.
+// one turn when started; disposed, it leaves nothing behind; left waiting by a program that
+// runs out of work, it does not keep that program alive and ends with it.
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { prepareTurn, runTurn } from '../../index.js'
 import type { HarnessEvent, PreparedTurn, Turn } from '../../index.js'
 import { codexBinaryPath, createGitCwd, messageResponse, startMockModel } from '../../testing/index.js'
 import type { MockModel } from '../../testing/index.js'
-import { eventually, liveInGroup } from '../support/procs.js'
+import { allProcesses, eventually, liveInGroup, liveWithMarker } from '../support/procs.js'
+import { Host, argvOf } from '../lifecycle/host.js'
 
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -89,6 +91,25 @@ describe('real codex app-server: prepared turns', () => {
     const events = await drain(prepared.start('never sent'))
     expect(events.at(-1)).toMatchObject({ type: 'terminal', status: 'cancelled', abortReason: 'the user closed the tab' })
     expect(events.some((e) => e.type === 'turnStarted')).toBe(false)
+    expect(model.requests).toHaveLength(0)
+  })
+
+  it.skipIf(process.platform !== 'linux')('left waiting by a program that runs out of work: the program ends by itself, and the child with it', async () => {
+    const { model, options } = await setup([])
+    const host = new Host('none', options as never, { HOST_PREPARED: '1' })
+    cleanups.push(() => host.dispose())
+    await host.until((e) => (e as { type: string }).type === 'ready', 60_000)
+    expect(host.events.find((e) => (e as { type: string }).type === 'ready')).toHaveProperty('threadId')
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise((resolve) => (timer = setTimeout(() => resolve('still running'), 20_000)))
+    expect(await Promise.race([host.exited, late]).finally(() => clearTimeout(timer)), 'how the program ended').toBe(0)
+    // Nothing of it runs: nothing with the program's marker (Codex and whatever it started), no guard.
+    const left = () => [
+      ...liveWithMarker(`${host.pid}-`, { prefix: true }),
+      ...allProcesses().filter((p) => p.state !== 'Z' && argvOf(p.pid)[1]?.startsWith(`${host.pid}-`)).map((p) => p.pid),
+    ]
+    expect(await eventually(() => left().length === 0, 15_000), `left running: ${left()}`).toBe(true)
+    expect(await host.dispose(), 'what the clean-up had to kill').toEqual([])
     expect(model.requests).toHaveLength(0)
   })
 })

@@ -6,9 +6,12 @@
 //! login completes, is cancelled (`account/login/cancel` first, then the child ends), times out
 //! (the same, then `REQUEST_TIMEOUT`) or is killed with its JavaScript environment.
 //!
-//! A browser login makes Codex listen on the fixed port 127.0.0.1:1455, and a second one, in
-//! any process, takes the port over and cancels the first (observed on 0.171.0). Within this
-//! process a second browser login while one runs fails at once (`LOGIN_IN_PROGRESS`); a login
+//! A browser login makes Codex listen on 127.0.0.1 for the browser's callback: on 1455 when it
+//! can. It first asks whatever holds 1455 to cancel (`GET /cancel`), so a second Codex login,
+//! in any process, takes the port over and cancels the first; when 1455 stays taken it listens
+//! on another port, which `authUrl`'s `redirect_uri` names (observed on 0.171.0). Within this
+//! process a second browser login while one runs fails at once (`LOGIN_IN_PROGRESS`), but one
+//! started after the first was cancelled waits for its child to end and then starts; a login
 //! another program starts ends this one's `completed` with Codex's "Login cancelled"
 //! (`LOGIN_FAILED`).
 
@@ -25,8 +28,7 @@ use crate::transport::FrameReader;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -273,21 +275,60 @@ async fn play<R: Input, W: Output>(
     account_info(exchange, &mut watcher, &options.target).await
 }
 
-/// The one browser login of this process at a time (one callback port).
-static BROWSER_LOGIN: AtomicBool = AtomicBool::new(false);
+/// The one browser login of this process at a time (one callback server): the login that holds
+/// it now.
+static BROWSER_LOGIN: Mutex<Option<Holder>> = Mutex::new(None);
 
-/// Holds [`BROWSER_LOGIN`] while a browser login runs.
-struct BrowserSlot;
+/// The login holding [`BROWSER_LOGIN`]: its cancel (a cancelled holder gives way to the next
+/// login) and whether it has let go (its child is gone).
+struct Holder {
+    cancel: Arc<Cancel>,
+    released: watch::Receiver<bool>,
+}
+
+/// Holds [`BROWSER_LOGIN`] while a browser login runs. A login started while the holder is
+/// cancelled (its child still ending: Codex asked to cancel, then the child ends) takes it over
+/// at once, and waits for that child to be gone before it starts its own; a later one is then
+/// refused, as beside any running login.
+struct BrowserSlot {
+    cancel: Arc<Cancel>,
+    released: watch::Sender<bool>,
+    /// The cancelled login this one took over from.
+    after: Option<watch::Receiver<bool>>,
+}
 
 impl BrowserSlot {
-    fn take() -> Option<BrowserSlot> {
-        BROWSER_LOGIN.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).ok().map(|_| BrowserSlot)
+    fn take(cancel: &Arc<Cancel>) -> Option<BrowserSlot> {
+        let mut holder = BROWSER_LOGIN.lock().unwrap_or_else(|e| e.into_inner());
+        let after = match holder.as_ref() {
+            None => None,
+            Some(held) if held.cancel.abort_requested() => Some(held.released.clone()),
+            Some(_) => return None,
+        };
+        let (released, receiver) = watch::channel(false);
+        *holder = Some(Holder { cancel: cancel.clone(), released: receiver });
+        Some(BrowserSlot { cancel: cancel.clone(), released, after })
+    }
+
+    /// Until the login this one took over from is gone (and whatever it waited for): only then
+    /// is the callback port free. Not raced with this login's own cancel, so that a login
+    /// cancelled while it waits lets go no earlier than the one before it.
+    async fn wait_for_predecessor(&mut self) {
+        if let Some(mut after) = self.after.take() {
+            // A sender dropped without saying so (its work dropped unrun) has let go too.
+            let _ = after.wait_for(|gone| *gone).await;
+        }
     }
 }
 
 impl Drop for BrowserSlot {
     fn drop(&mut self) {
-        BROWSER_LOGIN.store(false, Ordering::SeqCst);
+        let mut holder = BROWSER_LOGIN.lock().unwrap_or_else(|e| e.into_inner());
+        if holder.as_ref().is_some_and(|held| Arc::ptr_eq(&held.cancel, &self.cancel)) {
+            *holder = None;
+        }
+        drop(holder);
+        self.released.send_replace(true);
     }
 }
 
@@ -295,10 +336,10 @@ fn in_progress() -> Failure {
     Failure::new(
         FailureSource::Jsonrpc,
         Code::LoginInProgress,
-        "another ChatGPT login of this app is still running: Codex serves one browser login at a time \
-         (its callback port 127.0.0.1:1455); cancel it or let it complete first",
+        "another ChatGPT login of this app is still running: Codex serves one browser login at a time; \
+         cancel it (a login started after that waits for its child to end) or let it complete first",
     )
-    .with_detail(json!({"method": method::ACCOUNT_LOGIN_START, "callbackPort": 1455}))
+    .with_detail(json!({"method": method::ACCOUNT_LOGIN_START}))
 }
 
 /// A running login, as its caller holds it.
@@ -346,9 +387,10 @@ pub fn start(options: CallOptions, aborted: bool) -> (Login, impl Future<Output 
     }
     let started = Arc::new(watch::channel(None).0);
     let completed = Arc::new(watch::channel(None).0);
-    // Taken now, in the caller's order: of two logins started one after the other, the first wins.
+    // Taken now, in the caller's order: of two logins started one after the other, the first
+    // wins. One that starts nothing needs no port.
     let slot = match options.call {
-        super::Call::StartLogin { kind: LoginKind::Chatgpt, .. } => Some(BrowserSlot::take()),
+        super::Call::StartLogin { kind: LoginKind::Chatgpt, .. } if !aborted => Some(BrowserSlot::take(&cancel)),
         _ => None,
     };
     let work = {
@@ -356,7 +398,10 @@ pub fn start(options: CallOptions, aborted: bool) -> (Login, impl Future<Output 
         async move {
             let outcome = match slot {
                 Some(None) => Err(in_progress()),
-                slot => {
+                mut slot => {
+                    if let Some(Some(slot)) = slot.as_mut() {
+                        slot.wait_for_predecessor().await;
+                    }
                     let run = run(options, cancel, started.clone());
                     let outcome = crate::supervise::catching(run).await.and_then(|outcome| outcome);
                     drop(slot);

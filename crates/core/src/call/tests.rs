@@ -982,8 +982,12 @@ async fn an_abort_before_codex_named_the_login_kills_at_once() {
     assert!(logged.received.iter().all(|m| m["method"] != "account/login/cancel"));
 }
 
+/// The browser login is one per process: the tests that take it take turns.
+static BROWSER_LOGIN_TESTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
 async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
+    let _turn = BROWSER_LOGIN_TESTS.lock().await;
     let options = || parse("startLogin", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
     let (_first, running) = super::login::start(options(), false);
     let (second, refused) = super::login::start(options(), false);
@@ -1006,6 +1010,56 @@ async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
     work.await;
     let started: Value = serde_json::from_str(&code.started().await).unwrap();
     assert_eq!(started["failure"]["code"], "CODEX_NOT_FOUND", "{started}");
+}
+
+#[tokio::test]
+async fn a_browser_login_after_a_cancel_waits_for_the_cancelled_one_to_end() {
+    let _turn = BROWSER_LOGIN_TESTS.lock().await;
+    let options = || parse("startLogin", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
+    let (first, ending) = super::login::start(options(), false);
+    first.cancel();
+    let (second, waiting) = super::login::start(options(), false);
+    let mut waiting = Box::pin(waiting);
+    // It waits while the cancelled one's child is still ending (here: its work has not run).
+    tokio::select! {
+        biased;
+        () = &mut waiting => panic!("the second login ran beside the first"),
+        () = tokio::task::yield_now() => {}
+    }
+    // Waiting, it is the one that runs next: a third is refused at once.
+    let (third, refused) = super::login::start(options(), false);
+    refused.await;
+    let completed: Value = serde_json::from_str(&third.completed().await).unwrap();
+    assert_eq!(completed["failure"]["code"], "LOGIN_IN_PROGRESS", "{completed}");
+    ending.await;
+    let completed: Value = serde_json::from_str(&first.completed().await).unwrap();
+    assert_eq!(completed["failure"]["code"], "CANCELLED", "{completed}");
+    // Once the first is gone, the second runs (and finds no Codex here).
+    waiting.await;
+    let completed: Value = serde_json::from_str(&second.completed().await).unwrap();
+    assert_eq!(completed["failure"]["code"], "CODEX_NOT_FOUND", "{completed}");
+
+    // Cancelled while it waits, a login starts nothing; the one after it waits for both.
+    let (held, running) = super::login::start(options(), false);
+    held.cancel();
+    let (cancelled, cancelled_work) = super::login::start(options(), false);
+    cancelled.cancel();
+    let (next, next_work) = super::login::start(options(), false);
+    let mut next_work = Box::pin(next_work);
+    let mut cancelled_work = Box::pin(cancelled_work);
+    tokio::select! {
+        biased;
+        () = &mut cancelled_work => panic!("the cancelled login ended before the one it waits for"),
+        () = &mut next_work => panic!("a login ran beside a cancelled one still ending"),
+        () = tokio::task::yield_now() => {}
+    }
+    running.await;
+    cancelled_work.await;
+    let completed: Value = serde_json::from_str(&cancelled.completed().await).unwrap();
+    assert_eq!(completed["failure"]["code"], "CANCELLED", "{completed}");
+    next_work.await;
+    let completed: Value = serde_json::from_str(&next.completed().await).unwrap();
+    assert_eq!(completed["failure"]["code"], "CODEX_NOT_FOUND", "{completed}");
 }
 
 #[test]

@@ -121,7 +121,7 @@ impl Call {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum LoginKind {
-    /// In the browser (a callback on 127.0.0.1:1455).
+    /// In the browser (a callback on 127.0.0.1: port 1455 when free, else the one `authUrl` names).
     Chatgpt,
     /// A code the user enters on another device.
     ChatgptDeviceCode,

@@ -358,7 +358,8 @@ pub enum LoginStart<'a> {
         #[serde(rename = "apiKey")]
         api_key: &'a str,
     },
-    /// In the browser: the child listens on 127.0.0.1:1455 for the callback until the login ends.
+    /// In the browser: the child listens on 127.0.0.1 for the callback until the login ends (port
+    /// 1455 when free, else another; the answer's `authUrl` names it).
     Chatgpt,
     /// A code the user enters on another device.
     ChatgptDeviceCode,
