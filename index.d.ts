@@ -296,7 +296,8 @@ export interface RunTurnOptions {
   model?: string
   /**
    * `full` (default): everything Codex asks is granted. `readOnly`: nothing is, every MCP server
-   * is off, confirmed by the server. `ask`: a workspace-write sandbox where Codex asks before it
+   * is off, confirmed by the server. `ask`: the user's own workspace-write sandbox for `cwd`
+   * (`sandbox_workspace_write` as `config/read` reports it), where Codex asks before it
    * escalates; `onServerRequest` is required and answers.
    */
   access?: 'full' | 'readOnly' | 'ask'
