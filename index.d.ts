@@ -257,6 +257,11 @@ export type HarnessEvent =
   | TerminalEvent
 
 export interface McpServer {
+  /**
+   * An `http(s)` URL on loopback. It reaches Codex on its command line, which every local user
+   * can read: one with userinfo, a query string or a fragment is a `TypeError`. Secrets go in
+   * `bearerTokenEnvVar` or `httpHeaders`, which never reach a command line.
+   */
   url: string
   bearerTokenEnvVar?: string
   httpHeaders?: Record<string, string>
