@@ -45,6 +45,8 @@ export type FailureCode =
   | 'MCP_POLICY_INVALID'
   | 'MCP_INVENTORY_FAILED'
   | 'MCP_INVENTORY_INVALID'
+  // `codex mcp list --json` printed more than 4 MiB (a wrong binary); it was ended
+  | 'MCP_INVENTORY_TOO_LARGE'
   | 'MCP_NAME_COLLISION'
   // jsonrpc
   | 'REQUEST_FAILED'
@@ -325,7 +327,7 @@ export interface RunTurnOptions {
   signal?: AbortSignal
   /** 0 … 2^31 − 1; default 2000. */
   interruptGraceMs?: number
-  /** Per request (initialize, thread/*, turn/start…), 1 … 2^31 − 1; default 30000. */
+  /** Per request (initialize, thread/*, turn/start…) and for the `mcp` inventory, 1 … 2^31 − 1; default 30000. */
   requestTimeoutMs?: number
   /**
    * `turnCompleted` (default): the run ends with the turn's `turn/completed`; whatever Codex was

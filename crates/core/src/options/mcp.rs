@@ -1,14 +1,17 @@
 //! The MCP policy a turn is given (`mcp: { servers }`), and the options of the policy's own entry
 //! points (what `runTurn` would add for `mcp`, and the configured inventory), which the
-//! installed-CLI proof and the tests call: `{ cwd, codexPath?, launcher?, locus?, env?, mcp? }`.
+//! installed-CLI proof and the tests call: `{ cwd, codexPath?, launcher?, locus?, env?, mcp?,
+//! requestTimeoutMs? }` (the inventory's deadline, as a turn's).
 //! `launcher` (an argv prefix such as `[node, codex.js]`) stands in for `codexPath` where the
 //! proof runs a launcher script directly.
 
-use super::json::{from_json, invalid, OptionsError};
+use super::json::{from_json, invalid, millis, OptionsError};
 use super::locus::Locus;
 use super::target::Target;
+use super::turn::DEFAULT_REQUEST_TIMEOUT;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// `Debug` shows header names, never their values.
 #[derive(Deserialize)]
@@ -87,6 +90,8 @@ struct RawRequest {
     env: Option<BTreeMap<String, String>>,
     #[serde(default)]
     mcp: Option<McpPolicy>,
+    #[serde(default)]
+    request_timeout_ms: Option<u64>,
 }
 
 pub struct PolicyRequest {
@@ -94,6 +99,8 @@ pub struct PolicyRequest {
     /// An argv prefix (`[node, codex.js]`) used instead of `codexPath`.
     pub launcher: Option<Vec<String>>,
     pub policy: Option<McpPolicy>,
+    /// How long the inventory may take, as a turn's `requestTimeoutMs`.
+    pub request_timeout: Duration,
 }
 
 impl PolicyRequest {
@@ -105,8 +112,9 @@ impl PolicyRequest {
         if raw.launcher.is_some() && raw.locus.is_some() {
             return Err(invalid("options.launcher cannot be combined with options.locus"));
         }
+        let request_timeout = millis("requestTimeoutMs", raw.request_timeout_ms, 1)?.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
         let target = Target::parse(raw.cwd, raw.codex_path, raw.locus, raw.env)?;
-        Ok(PolicyRequest { target, launcher: raw.launcher, policy: raw.mcp })
+        Ok(PolicyRequest { target, launcher: raw.launcher, policy: raw.mcp, request_timeout })
     }
 }
 
