@@ -108,8 +108,9 @@ export declare function mcpInventory(optionsJson: string): Promise<string>
 /**
  * What `runTurn` adds to the child for `options.mcp`: `args`
  * (`["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`) and `env` (the header
- * values). Runs `codex mcp list --json` first. Rejects with `MCP_NOT_LOOPBACK`,
- * `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`, `MCP_INVENTORY_INVALID` or
+ * values). Runs `codex mcp list --json` first (within `requestTimeoutMs`, default 30000).
+ * Rejects with `MCP_NOT_LOOPBACK`, `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`,
+ * `MCP_INVENTORY_INVALID`, `MCP_INVENTORY_TOO_LARGE`, `REQUEST_TIMEOUT` or
  * `MCP_NAME_COLLISION` at the start of the message.
  */
 export declare function mcpPolicyArgs(optionsJson: string): Promise<McpPolicyLaunch>

@@ -45,6 +45,8 @@ export type FailureCode =
   | 'MCP_POLICY_INVALID'
   | 'MCP_INVENTORY_FAILED'
   | 'MCP_INVENTORY_INVALID'
+  // `codex mcp list --json` printed more than 4 MiB (a wrong binary); it was ended
+  | 'MCP_INVENTORY_TOO_LARGE'
   | 'MCP_NAME_COLLISION'
   // jsonrpc
   | 'REQUEST_FAILED'
@@ -283,6 +285,11 @@ export type HarnessEvent =
   | TerminalEvent
 
 export interface McpServer {
+  /**
+   * An `http(s)` URL on loopback. It reaches Codex on its command line, which every local user
+   * can read: one with userinfo, a query string or a fragment is a `TypeError`. Secrets go in
+   * `bearerTokenEnvVar` or `httpHeaders`, which never reach a command line.
+   */
   url: string
   bearerTokenEnvVar?: string
   httpHeaders?: Record<string, string>
@@ -322,7 +329,8 @@ export interface RunTurnOptions {
   model?: string
   /**
    * `full` (default): everything Codex asks is granted. `readOnly`: nothing is, every MCP server
-   * is off, confirmed by the server. `ask`: a workspace-write sandbox where Codex asks before it
+   * is off, confirmed by the server. `ask`: the user's own workspace-write sandbox for `cwd`
+   * (`sandbox_workspace_write` as `config/read` reports it), where Codex asks before it
    * escalates; `onServerRequest` is required and answers.
    */
   access?: 'full' | 'readOnly' | 'ask'
@@ -345,7 +353,7 @@ export interface RunTurnOptions {
   signal?: AbortSignal
   /** 0 … 2^31 − 1; default 2000. */
   interruptGraceMs?: number
-  /** Per request (initialize, thread/*, turn/start…), 1 … 2^31 − 1; default 30000. */
+  /** Per request (initialize, thread/*, turn/start…) and for the `mcp` inventory, 1 … 2^31 − 1; default 30000. */
   requestTimeoutMs?: number
   /**
    * `turnCompleted` (default): the run ends with the turn's `turn/completed`; whatever Codex was

@@ -14,3 +14,10 @@ export function isAlive(pid: number): boolean
 export function environOf(pid: number): Map<string, string>
 export function liveWithEnvironment(entry: string, options?: { prefix?: boolean }): number[]
 export function describeProcess(pid: number): string
+/** A process's command line and environment as `/proc` gives them (NUL-separated); `environ` '' where unreadable. */
+export interface ProcTexts {
+  pid: number
+  cmdline: string
+  environ: string
+}
+export function rawProcessTexts(): ProcTexts[]

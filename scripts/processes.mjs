@@ -79,6 +79,32 @@ export function environOf(pid) {
 }
 
 /**
+ * The command line and the environment of every process, as the raw text `/proc` gives
+ * (arguments and entries separated by NUL): what a secret check scans. `environ` is '' where
+ * the process is not ours to read; a process that ended meanwhile is left out.
+ */
+export function rawProcessTexts() {
+  const out = []
+  for (const name of readdirSync(proc(''))) {
+    if (!/^\d+$/.test(name)) continue
+    let cmdline
+    try {
+      cmdline = readFileSync(proc(`${name}/cmdline`), 'latin1')
+    } catch {
+      continue
+    }
+    let environ = ''
+    try {
+      environ = readFileSync(proc(`${name}/environ`), 'latin1')
+    } catch {
+      // another user's process
+    }
+    out.push({ pid: Number(name), cmdline, environ })
+  }
+  return out
+}
+
+/**
  * Live processes whose environment holds `NAME=value` (`entry`), or, with `prefix`, an entry
  * that starts with it: the way a marker given to a child finds everything it started.
  */

@@ -1,7 +1,8 @@
 //! N-API exports of the MCP policy (`rennet_codex::mcp_policy`), so that the installed-CLI proof
 //! (`scripts/real-mcp-isolation.mjs`) and the tests exercise the shipped code path.
 //!
-//! Both take the JSON text of `{ cwd, codexPath?, launcher?, locus?, env?, mcp? }`, resolved
+//! Both take the JSON text of `{ cwd, codexPath?, launcher?, locus?, env?, mcp?,
+//! requestTimeoutMs? }`, resolved
 //! by the core as a turn's options are (`rennet_codex::mcp_policy::request`): `launcher` is
 //! the argv prefix of a launcher (`[node, codex.js]`), used instead of `codexPath`; without
 //! either, the Codex discovery selects.
@@ -38,15 +39,16 @@ pub struct McpPolicyLaunch {
 
 /// What `runTurn` adds to the child for `options.mcp`: `args`
 /// (`["--disable", "plugins", "-c", "mcp_servers=<inline TOML>"]`) and `env` (the header
-/// values). Runs `codex mcp list --json` first. Rejects with `MCP_NOT_LOOPBACK`,
-/// `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`, `MCP_INVENTORY_INVALID` or
+/// values). Runs `codex mcp list --json` first (within `requestTimeoutMs`, default 30000).
+/// Rejects with `MCP_NOT_LOOPBACK`, `MCP_POLICY_INVALID`, `MCP_INVENTORY_FAILED`,
+/// `MCP_INVENTORY_INVALID`, `MCP_INVENTORY_TOO_LARGE`, `REQUEST_TIMEOUT` or
 /// `MCP_NAME_COLLISION` at the start of the message.
 
 #[napi(ts_args_type = "optionsJson: string")]
 pub async fn mcp_policy_args(options_json: String) -> Result<McpPolicyLaunch> {
     let (request, child) = parse(&options_json).await?;
     let policy = request.policy.ok_or_else(|| Error::new(Status::InvalidArg, "options.mcp is required"))?;
-    let launch = mcp_policy::prepare(&child, &policy).await.map_err(policy_error)?;
+    let launch = mcp_policy::prepare(&child, &policy, request.request_timeout).await.map_err(policy_error)?;
     Ok(McpPolicyLaunch {
         args: launch.args.into_iter().map(|a| a.to_string_lossy().into_owned()).collect(),
         env: launch.env.into_iter().collect(),
@@ -57,7 +59,7 @@ pub async fn mcp_policy_args(options_json: String) -> Result<McpPolicyLaunch> {
 /// `[{name, enabled, transport: "stdio" | "streamable_http"}]` (no commands, URLs or headers).
 #[napi(ts_args_type = "optionsJson: string")]
 pub async fn mcp_inventory(options_json: String) -> Result<String> {
-    let (_, child) = parse(&options_json).await?;
-    let servers = mcp_policy::inventory::read(&child).await.map_err(policy_error)?;
+    let (request, child) = parse(&options_json).await?;
+    let servers = mcp_policy::inventory::read(&child, request.request_timeout).await.map_err(policy_error)?;
     serde_json::to_string(&servers).map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
 }

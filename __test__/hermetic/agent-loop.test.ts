@@ -391,6 +391,50 @@ describe('onServerRequest', () => {
     expect(terminal.finalMessage).toBe('after')
   })
 
+  it("access 'ask' sends the user's effective workspace-write settings from config/read, never a bare default", async () => {
+    // As codex-cli 0.171.0 answers config/read for a user with these settings (roots absolute).
+    const userSettings = { writable_roots: ['/opt/cache'], network_access: true, exclude_tmpdir_env_var: true, exclude_slash_tmp: true }
+    const { terminal, log } = await fakeRun(
+      script([msg('done')], { calls: { 'config/read': { result: { config: { sandbox_mode: 'workspace-write', sandbox_workspace_write: userSettings }, origins: {} } } } }),
+      { access: 'ask', onServerRequest: () => undefined },
+    )
+    expect(terminal.status).toBe('completed')
+    const cwd = log.request('turn/start').params.cwd
+    expect(log.request('config/read').params).toEqual({ cwd })
+    // The thread itself is still started read-only; the turn carries the user's settings.
+    expect(log.request('thread/start').params).toMatchObject({ sandbox: 'read-only', approvalPolicy: 'never' })
+    expect(log.request('turn/start').params).toMatchObject({
+      approvalPolicy: 'on-request',
+      sandboxPolicy: { type: 'workspaceWrite', writableRoots: ['/opt/cache'], networkAccess: true, excludeTmpdirEnvVar: true, excludeSlashTmp: true },
+    })
+  })
+
+  it("access 'ask' with no sandbox_workspace_write table sends Codex's defaults, each named", async () => {
+    const { terminal, log } = await fakeRun(
+      script([msg('done')], { calls: { 'config/read': { result: { config: { sandbox_workspace_write: null }, origins: {} } } } }),
+      { access: 'ask', onServerRequest: () => undefined },
+    )
+    expect(terminal.status).toBe('completed')
+    expect(log.request('turn/start').params.sandboxPolicy).toEqual({ type: 'workspaceWrite', writableRoots: [], networkAccess: false, excludeTmpdirEnvVar: false, excludeSlashTmp: false })
+  })
+
+  it("access 'ask' fails closed before the thread when config/read fails or answers an unexpected shape", async () => {
+    const cases: Array<[string, FakeCodexScript['calls'], string]> = [
+      ['an error', { 'config/read': { error: { code: -32603, message: 'invalid configuration: bad sandbox' } } }, 'REQUEST_FAILED'],
+      ['a relative root', { 'config/read': { result: { config: { sandbox_workspace_write: { writable_roots: ['rel'] } }, origins: {} } } }, 'UNEXPECTED_RESPONSE'],
+      ['a flag that is not a boolean', { 'config/read': { result: { config: { sandbox_workspace_write: { exclude_slash_tmp: 'yes' } }, origins: {} } } }, 'UNEXPECTED_RESPONSE'],
+    ]
+    for (const [what, calls, code] of cases) {
+      const { events, terminal, log } = await fakeRun(script([msg('never')], { calls }), { access: 'ask', onServerRequest: () => undefined })
+      assertOneTerminalLast(events)
+      expect(terminal.status, what).toBe('failed')
+      expect(terminal.failure, what).toMatchObject({ source: 'jsonrpc', code, detail: expect.objectContaining({ method: 'config/read' }) })
+      if (code === 'REQUEST_FAILED') expect(terminal.failure?.message).toBe('invalid configuration: bad sandbox')
+      expect(log.methods(), what).not.toContain('thread/start')
+      expect(log.methods(), what).not.toContain('turn/start')
+    }
+  })
+
   it("tells which agent asks", async () => {
     const seen: ServerRequest[] = []
     const { terminal } = await fakeRun(script([{ type: 'agent', threadId: SUB_THREAD_ID, steps: [APPROVAL, msg('child done', 'msg_child')] }, msg('parent done')]), {

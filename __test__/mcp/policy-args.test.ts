@@ -191,7 +191,6 @@ describe('mcpPolicyArgs failures (before any app-server starts)', () => {
     const hostile = [
       'http://localhost.example.com/mcp',
       'http://127.0.0.1.nip.io/mcp',
-      'http://127.0.0.1@evil.example/mcp',
       'http://0x7f.0.0.1/mcp',
       'http://2130706433/mcp',
       'http://[::ffff:127.0.0.1]/mcp',
@@ -216,6 +215,21 @@ describe('mcpPolicyArgs failures (before any app-server starts)', () => {
       )
       expect(error.message, url).toMatch(/^MCP_NOT_LOOPBACK: MCP server "my\.server"/)
       for (const secret of ['SECRET_VAR_NAME_Q', 'secret-header-value-q', url]) expect(error.message).not.toContain(secret)
+    }
+  })
+
+  it('a URL that can carry a secret (userinfo, query, fragment) is an option error naming the server, as for runTurn', async () => {
+    const fx = fixture()
+    for (const url of ['http://127.0.0.1@evil.example/mcp', 'http://127.0.0.1:1/mcp?key=secret-in-url-q', 'http://127.0.0.1:1/mcp#secret-in-url-q']) {
+      const error: Error & { code?: string } = await mcpPolicyArgs(policyJson(fx, fx.env, { 'my.server': { url } })).then(
+        () => {
+          throw new Error(`${url} was accepted`)
+        },
+        (e: Error) => e,
+      )
+      expect(error.code, url).toBe('InvalidArg')
+      expect(error.message, url).toMatch(/^options\.mcp\.servers\.my\.server\.url: has (userinfo|a query string|a fragment)/)
+      for (const secret of ['secret-in-url-q', 'evil.example', url]) expect(error.message).not.toContain(secret)
     }
   })
 

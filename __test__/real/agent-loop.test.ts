@@ -5,6 +5,7 @@
 // answers parent and child from queues of their own. What every scenario must keep (one terminal,
 // last; nothing of the run left in its process group or carrying its marker; config.toml
 // untouched) is checked by the harness, after the terminal.
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -277,6 +278,48 @@ describe('real codex app-server: the agent loop', { timeout: 120_000 }, () => {
     expect(existsSync(declined)).toBe(false)
     const refused = functionCallOutputs(r.mock.requests[2].body).find((o) => o.call_id === 'call_no')
     expect(String(refused?.output)).toMatch(/rejected/i)
+  })
+
+  it("ask: the user's workspace-write settings hold: a /tmp write is refused and asked for, a cwd write is not", async () => {
+    // The user's config keeps /tmp and $TMPDIR out of the workspace. Plain Codex refuses the
+    // write there ("Read-only file system"); an 'ask' turn must be no wider.
+    const canary = join('/tmp', `rennet-ask-canary-${randomUUID()}`)
+    cleanups.push(() => rmSync(canary, { force: true }))
+    const asked: ServerRequest[] = []
+    let insideWritten = false
+    const r = await runRealTurn({
+      prompt: 'Write a file in /tmp, then one here.',
+      codexConfig: 'sandbox_mode = "workspace-write"\n[sandbox_workspace_write]\nexclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n',
+      scenario: [
+        execCommandResponse(`touch ${canary}`, { callId: 'call_tmp' }),
+        execCommandResponse(`touch ${canary}`, {
+          callId: 'call_tmp_escalated',
+          args: { sandbox_permissions: 'require_escalated', justification: `May I write ${canary}?` },
+        }),
+        execCommandResponse('touch inside.txt', { callId: 'call_cwd' }),
+        messageResponse('Only the workspace was written.'),
+      ],
+      extra: {
+        access: 'ask',
+        onServerRequest: (request) => {
+          asked.push(request)
+          return { decision: 'decline' }
+        },
+      },
+      inspect: ({ cwd }) => {
+        insideWritten = existsSync(join(cwd.path, 'inside.txt'))
+      },
+    })
+    expect(r.terminal.status, JSON.stringify(r.terminal.failure)).toBe('completed')
+    // The sandbox refused the plain write; only the escalation was asked (and declined).
+    const tmpOutput = functionCallOutputs(r.mock.requests[1].body).find((o) => o.call_id === 'call_tmp')
+    expect(String(tmpOutput?.output)).toMatch(/Read-only file system/)
+    expect(asked.map((q) => [q.method, String((q.params as { command?: string }).command ?? '')])).toEqual([
+      ['item/commandExecution/requestApproval', expect.stringContaining(canary)],
+    ])
+    expect(existsSync(canary)).toBe(false)
+    // The write inside the cwd ran without a request.
+    expect(insideWritten).toBe(true)
   })
 
   it('review: runReview of uncommittedChanges in a git cwd with a change; the review is the final message', async () => {

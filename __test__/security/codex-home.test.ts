@@ -1,17 +1,22 @@
 // The real binary (pinned @openai/codex) against the loopback mock: after full-access,
 // read-only and MCP-policy turns, the Codex home is unchanged outside what Codex itself keeps
 // there (session transcripts, its sqlite state, caches), credentials included, and no canary
-// from the credentials, the child's environment, a bearer token or a header reaches an event.
-import { createHash, randomBytes } from 'node:crypto'
+// from the credentials, the child's environment, a bearer token, a header or an API key reaches
+// an event or any process's command line (read again and again while the turn runs; and while
+// loginWithApiKey runs, its key in no command line or environment either).
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
+import { loginWithApiKey } from '../../index.js'
 import type { RunTurnOptions } from '../../index.js'
 import { startHttpMcpServer } from '../../scripts/mcp-fixture/mcp-servers.mjs'
+import { codexUnderTest, createLoggedOutHome } from '../../testing/codex-home.js'
 import type { CodexHome } from '../../testing/codex-home.js'
-import { messageResponse } from '../../testing/mock-responses.js'
+import { checkpoint, messageResponse, sse } from '../../testing/mock-responses.js'
 import { runRealTurn } from '../real/harness.js'
+import { eventually, watchForSecrets } from '../support/procs.js'
 
 /**
  * What Codex itself writes in its home during a turn: transcripts (`sessions/`), its sqlite
@@ -90,16 +95,19 @@ const CASES: Case[] = [
 
 describe('the Codex home and secrets, with the real binary', () => {
   for (const c of CASES) {
-    it(`${c.name}: home unchanged outside Codex's own state; no canary in any event`, async () => {
-      const secrets = { home: canary('home'), env: canary('env'), token: canary('token'), header: canary('header') }
+    it(`${c.name}: home unchanged outside Codex's own state; no canary in any event or command line`, async () => {
+      const secrets = { home: canary('home'), env: canary('env'), token: canary('token'), header: canary('header'), apiKey: `sk-${canary('openai')}` }
       const mcp = await startHttpMcpServer({ name: 'probe', bearerToken: secrets.token, requiredHeaders: { 'X-Canary': secrets.header } })
       let before = new Map<string, string>()
       let after = new Map<string, string>()
-      // The child's command line, readable by any local user: read while it runs.
-      let cmdline: string | null = null
+      // Every process's command line, readable by any local user: read again and again while
+      // the turn runs (the model answers once the watch has seen the child many times).
+      const mark = { name: 'RENNET_CANARY_RUN', value: randomUUID() }
+      const watch = watchForSecrets({ argv: secrets, mark: `${mark.name}=${mark.value}` })
+      let seen
       try {
         const r = await runRealTurn({
-          scenario: [messageResponse(['All ', 'done.'])],
+          scenario: [sse([checkpoint(() => eventually(() => watch.marked() >= 20, 30_000)), ...messageResponse(['All ', 'done.'])])],
           beforeTurn: ({ home }) => {
             furnish(home, secrets.home)
             before = snapshot(home.codexHome)
@@ -108,19 +116,17 @@ describe('the Codex home and secrets, with the real binary', () => {
           inspect: ({ home }) => {
             after = snapshot(home.codexHome)
           },
-          onEvent: (ev) => {
-            if (ev.type === 'started') cmdline = readFileSync(`/proc/${ev.pid}/cmdline`, 'utf8')
-          },
           extra: c.options({ token: secrets.token, header: secrets.header, mcpUrl: mcp.url }),
-          env: { RENNET_CANARY_ENV: secrets.env, RENNET_CANARY_TOKEN: secrets.token },
+          env: { RENNET_CANARY_ENV: secrets.env, RENNET_CANARY_TOKEN: secrets.token, OPENAI_API_KEY: secrets.apiKey, [mark.name]: mark.value },
         })
+        seen = await watch.stop()
         expect(r.terminal.status, JSON.stringify(r.terminal)).toBe('completed')
         expect(r.terminal.finalMessage).toBe('All done.')
         expect(changes(before, after)).toEqual([])
         // The furnished files were there to be protected (not vacuous).
         expect(before.has('auth.json') && before.has('config.toml') && before.has('prompts/mine.md')).toBe(true)
-        expect(cmdline).not.toBeNull()
-        for (const [what, value] of Object.entries(secrets)) expect(cmdline!.includes(value), `${what} canary in argv`).toBe(false)
+        expect(seen.marked, "the watch saw the turn's processes").toBeGreaterThanOrEqual(20)
+        expect(seen.hits).toEqual([])
         const text = JSON.stringify(r.events)
         for (const [what, value] of Object.entries(secrets)) expect(text.includes(value), `${what} canary in events`).toBe(false)
         if (c.name === 'MCP policy') {
@@ -130,8 +136,31 @@ describe('the Codex home and secrets, with the real binary', () => {
           expect(mcp.rejected).toBe(0)
         }
       } finally {
+        await watch.stop()
         await mcp.close()
       }
     }, 60_000)
   }
+
+  it('loginWithApiKey: the key reaches auth.json, and no command line or environment', async () => {
+    const home = createLoggedOutHome()
+    const key = `sk-${canary('login')}`
+    const mark = { name: 'RENNET_CANARY_RUN', value: randomUUID() }
+    const watch = watchForSecrets({ argv: { key }, environ: { key }, mark: `${mark.name}=${mark.value}` })
+    let seen
+    try {
+      const codexPath = codexUnderTest().path
+      // A call's child lives for a moment: calls until the watch has seen some of them.
+      for (let calls = 0; calls < 20 && watch.marked() < 5; calls++) {
+        await loginWithApiKey(key, { codexPath, env: { ...home.env, [mark.name]: mark.value }, requestTimeoutMs: 15_000 })
+      }
+      seen = await watch.stop()
+      expect(readFileSync(join(home.codexHome, 'auth.json'), 'utf8')).toContain(key)
+      expect(seen.marked, "the watch saw the calls' processes").toBeGreaterThanOrEqual(5)
+      expect(seen.hits).toEqual([])
+    } finally {
+      await watch.stop()
+      home.cleanup()
+    }
+  }, 120_000)
 })

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describeProcess, environOf, exists, isAlive, liveWithEnvironment, processTable, statOf } from '../../scripts/processes.mjs'
+import { describeProcess, environOf, exists, isAlive, liveWithEnvironment, processTable, rawProcessTexts, statOf } from '../../scripts/processes.mjs'
 
 export { describeProcess, environOf, isAlive }
 
@@ -56,6 +56,59 @@ export async function eventually(check: () => boolean, ms = 3000, every = 25): P
  */
 export function liveWithMarker(marker: string, { prefix = false } = {}): number[] {
   return liveWithEnvironment(`RENNET_CODEX_TREE=${marker}`, { prefix })
+}
+
+/** What a `watchForSecrets` saw while it ran. */
+export interface SecretSightings {
+  /** How many times the whole process table was read. */
+  samples: number
+  /** How many of those samples found a process whose environment holds the watch's `mark`. */
+  marked: number
+  /** Every place a secret was found: `<name> in the command line of <pid>: <argv>` and the like. */
+  hits: string[]
+}
+
+/**
+ * Reads the command line of every process on the machine, again and again until `stop()`,
+ * and notes each one that holds a value of `argv`; `environ` values are looked for in every
+ * environment that can be read too (for secrets that no process's environment may hold
+ * either). `mark` is a `NAME=value` entry of the environment of the processes under test:
+ * `marked()` says in how many samples one of them was seen, so that a test can wait until the
+ * watch has looked at them long enough, and fail when it never saw them.
+ */
+export function watchForSecrets({ argv, environ = {}, mark }: { argv: Record<string, string>; environ?: Record<string, string>; mark: string }) {
+  const seen: SecretSightings = { samples: 0, marked: 0, hits: [] }
+  const markText = `\0${mark}\0`
+  const note = (hit: string) => {
+    if (!seen.hits.includes(hit)) seen.hits.push(hit)
+  }
+  let stopped = false
+  const loop = (async () => {
+    while (!stopped) {
+      let marked = false
+      for (const p of rawProcessTexts()) {
+        const shown = () => p.cmdline.split('\0').join(' ').trim()
+        for (const [name, value] of Object.entries(argv)) {
+          if (p.cmdline.includes(value)) note(`${name} in the command line of ${p.pid}: ${shown()}`)
+        }
+        for (const [name, value] of Object.entries(environ)) {
+          if (p.environ.includes(value)) note(`${name} in the environment of ${p.pid}: ${shown()}`)
+        }
+        if (`\0${p.environ}`.includes(markText)) marked = true
+      }
+      seen.samples++
+      if (marked) seen.marked++
+      await new Promise((r) => setTimeout(r, 2))
+    }
+  })()
+  return {
+    marked: () => seen.marked,
+    async stop(): Promise<SecretSightings> {
+      stopped = true
+      await loop
+      return seen
+    },
+  }
 }
 
 /** How many file descriptors this process has open. */

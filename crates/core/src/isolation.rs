@@ -2,6 +2,7 @@
 //! that must pass before the turn may start. Any doubt fails closed.
 
 use crate::failure::{Code, Failure, FailureSource};
+use crate::protocol::merged_config;
 use serde_json::{json, Map, Value};
 use std::ffi::OsString;
 
@@ -64,17 +65,7 @@ pub fn not_confirmed(message: impl Into<String>, report: Value) -> Failure {
 /// malformed `config` says nothing about the servers and fails closed. `detail` carries the
 /// part that was wrong, never the rest of the configuration, which can hold credentials.
 pub fn configured_servers(config_read: &Value) -> Result<Vec<String>, Failure> {
-    let Some(config) = config_read.get("config").and_then(Value::as_object) else {
-        let config = config_read.get("config").cloned();
-        let message = if config.is_some() {
-            "config/read reported a config that is not an object"
-        } else {
-            "config/read answered without a config"
-        };
-        let mut members: Vec<&String> = config_read.as_object().map(|o| o.keys().collect()).unwrap_or_default();
-        members.sort();
-        return Err(not_confirmed(message, json!({"config": config, "members": members})));
-    };
+    let config = merged_config(config_read).map_err(|(message, report)| not_confirmed(message, report))?;
     match config.get("mcp_servers") {
         None => Ok(Vec::new()),
         Some(Value::Object(servers)) => Ok(servers.keys().cloned().collect()),

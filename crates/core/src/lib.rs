@@ -22,6 +22,7 @@ pub mod protocol;
 mod public_types;
 pub mod resolve;
 pub mod rpc;
+pub mod sandbox;
 pub mod stream;
 pub mod supervise;
 pub mod text;

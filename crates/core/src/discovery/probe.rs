@@ -4,7 +4,7 @@
 //! waits for its discovery any more, leaves nothing of its child running.
 
 use super::env::Env;
-use crate::process::collect::Collected;
+use crate::process::collect::{Collected, MAX_OUTPUT};
 use crate::process::{self, End, ExitInfo, Launch, Scope, SpawnError, Spec};
 use crate::protocol::{Initialize, InitializeResult};
 use crate::rpc::{Connection, Received};
@@ -40,7 +40,7 @@ pub async fn collect(
     scope: Scope,
     stop_at: Option<&[u8]>,
 ) -> Result<Collected, SpawnError> {
-    process::collect::collect(&spec(launch, env, &[], scope), timeout, stop_at, STDERR_SAID_LINES).await
+    process::collect::collect(&spec(launch, env, &[], scope), timeout, MAX_OUTPUT, stop_at, STDERR_SAID_LINES).await
 }
 
 /// Lines of stderr a reason quotes.
@@ -66,9 +66,13 @@ fn spawn_reason(what: &str, e: &SpawnError) -> String {
 /// Probe 2: `<cmd> --version` answers with a version. The stdout text on success.
 pub async fn version(launch: &Launch, env: &Env, timeout: Duration) -> Result<String, String> {
     let spec = spec(launch, env, &["--version"], Scope::Tree);
-    let run =
-        process::collect::collect(&spec, timeout, None, STDERR_SAID_LINES).await.map_err(|e| spawn_reason("it", &e))?;
+    let run = process::collect::collect(&spec, timeout, MAX_OUTPUT, None, STDERR_SAID_LINES)
+        .await
+        .map_err(|e| spawn_reason("it", &e))?;
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    if run.overflowed {
+        return Err(format!("`--version` printed more than {} MiB", MAX_OUTPUT / (1024 * 1024)));
+    }
     if run.timed_out {
         return Err(with_stderr(
             format!("`--version` did not finish within {} ms", timeout.as_millis()),

@@ -37,6 +37,8 @@ pub enum Code {
     McpPolicyInvalid,
     McpInventoryFailed,
     McpInventoryInvalid,
+    /// `codex mcp list --json` printed more than the inventory's bound (a wrong binary).
+    McpInventoryTooLarge,
     McpNameCollision,
     // jsonrpc
     RequestFailed,
@@ -85,7 +87,7 @@ pub enum Code {
 }
 
 impl Code {
-    pub const ALL: [Code; 34] = [
+    pub const ALL: [Code; 35] = [
         Code::CodexNotFound,
         Code::CodexNotExecutable,
         Code::CwdNotFound,
@@ -95,6 +97,7 @@ impl Code {
         Code::McpPolicyInvalid,
         Code::McpInventoryFailed,
         Code::McpInventoryInvalid,
+        Code::McpInventoryTooLarge,
         Code::McpNameCollision,
         Code::RequestFailed,
         Code::RequestTimeout,
@@ -134,6 +137,7 @@ impl Code {
             Code::McpPolicyInvalid => "MCP_POLICY_INVALID",
             Code::McpInventoryFailed => "MCP_INVENTORY_FAILED",
             Code::McpInventoryInvalid => "MCP_INVENTORY_INVALID",
+            Code::McpInventoryTooLarge => "MCP_INVENTORY_TOO_LARGE",
             Code::McpNameCollision => "MCP_NAME_COLLISION",
             Code::RequestFailed => "REQUEST_FAILED",
             Code::RequestTimeout => "REQUEST_TIMEOUT",

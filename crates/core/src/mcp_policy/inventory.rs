@@ -9,7 +9,7 @@
 //! index and server name and fields by path, and never quote a value.
 
 use super::refused;
-use crate::failure::{Code, Failure};
+use crate::failure::{Code, Failure, FailureSource};
 use crate::process::collect::collect;
 use crate::process::{self, Launch};
 use serde::Serialize;
@@ -17,8 +17,11 @@ use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::time::Duration;
 
-/// How long `codex mcp list --json` may take.
-pub const INVENTORY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most `codex mcp list --json` may print: 4 MiB, thousands of times a real inventory (a
+/// few hundred bytes a server), so that only a wrong binary that prints without end meets it.
+pub const INVENTORY_MAX_OUTPUT: usize = 4 * 1024 * 1024;
+/// The command, as failures name it.
+const COMMAND: &str = "codex mcp list --json";
 /// Longest stderr line kept.
 const STDERR_LINE_CHARS: usize = 2000;
 
@@ -41,19 +44,32 @@ pub struct ConfiguredServer {
 /// The arguments after the launch's prefix that list the inventory.
 pub const LIST_ARGS: [&str; 5] = ["--disable", "plugins", "mcp", "list", "--json"];
 
-/// Runs `codex mcp list --json` with the child's launch and validates its output.
-pub async fn read(launch: &Launch) -> Result<Vec<ConfiguredServer>, Failure> {
+/// Runs `codex mcp list --json` with the child's launch and validates its output. It has
+/// `timeout` (the turn's `requestTimeoutMs`) to finish and [`INVENTORY_MAX_OUTPUT`] to print;
+/// past either it is ended at once: `REQUEST_TIMEOUT`, `MCP_INVENTORY_TOO_LARGE`.
+pub async fn read(launch: &Launch, timeout: Duration) -> Result<Vec<ConfiguredServer>, Failure> {
     let failed = |message: String, detail: Value| refused(Code::McpInventoryFailed, message, detail);
     let program = launch.program.display().to_string();
-    let run = collect(&launch.spec(LIST_ARGS), INVENTORY_TIMEOUT, None, 0).await.map_err(|e| match e {
+    let run = collect(&launch.spec(LIST_ARGS), timeout, INVENTORY_MAX_OUTPUT, None, 0).await.map_err(|e| match e {
         process::SpawnError::GuardUnavailable(why) => why.failure(),
-        e => failed(format!("could not run `codex mcp list --json` ({program}): {e}"), json!({"codexPath": program})),
+        e => failed(format!("could not run `{COMMAND}` ({program}): {e}"), json!({"codexPath": program})),
     })?;
-    if run.timed_out {
-        return Err(failed(
-            format!("`codex mcp list --json` did not finish within {} s", INVENTORY_TIMEOUT.as_secs()),
-            json!({"timeoutMs": INVENTORY_TIMEOUT.as_millis() as u64}),
+    if run.overflowed {
+        return Err(refused(
+            Code::McpInventoryTooLarge,
+            format!("`{COMMAND}` printed more than {} MiB: it was ended", INVENTORY_MAX_OUTPUT / (1024 * 1024)),
+            json!({"command": COMMAND, "codexPath": program, "limitBytes": INVENTORY_MAX_OUTPUT}),
         ));
+    }
+    if run.timed_out {
+        let ms = timeout.as_millis() as u64;
+        // Nothing was started but the list command, which is gone: source `spawn`.
+        return Err(Failure::new(
+            FailureSource::Spawn,
+            Code::RequestTimeout,
+            format!("`{COMMAND}` did not finish within {ms} ms (requestTimeoutMs): it was ended"),
+        )
+        .with_detail(json!({"command": COMMAND, "codexPath": program, "timeoutMs": ms})));
     }
     let exit = run.exit;
     if exit.code != Some(0) {

@@ -7,7 +7,9 @@
 //!    a sane name, bearer-token variable name and headers (`MCP_POLICY_INVALID`);
 //! 2. `codex mcp list --json` runs with the child's binary, launcher prefix, environment,
 //!    working directory and `--disable plugins`, and its output is validated
-//!    (`MCP_INVENTORY_FAILED` when the command fails, `MCP_INVENTORY_INVALID` for its shape);
+//!    (`MCP_INVENTORY_FAILED` when the command fails, `MCP_INVENTORY_INVALID` for its shape),
+//!    within the turn's `requestTimeoutMs` (`REQUEST_TIMEOUT`) and
+//!    [`inventory::INVENTORY_MAX_OUTPUT`] of output (`MCP_INVENTORY_TOO_LARGE`);
 //! 3. a requested name that is already configured stops here (`MCP_NAME_COLLISION`): Codex
 //!    would keep that entry's nested transport and header fields while merging;
 //! 4. one inline TOML table holds the requested servers plus `{ enabled = false }` for every
@@ -33,6 +35,7 @@ use crate::process::Launch;
 use inventory::ConfiguredServer;
 use serde_json::{json, Value};
 use std::ffi::OsString;
+use std::time::Duration;
 
 /// Why the policy cannot be applied (source `spawn`: nothing was started). Its message and
 /// detail contain no header value and no bearer-token variable name.
@@ -59,10 +62,11 @@ impl std::fmt::Debug for PolicyLaunch {
 }
 
 /// Validates the policy, reads the configured inventory with the child's own launch (its
-/// program, launcher prefix, directory and environment) and returns what the child needs.
-pub async fn prepare(launch: &Launch, policy: &McpPolicy) -> Result<PolicyLaunch, Failure> {
+/// program, launcher prefix, directory and environment) within `timeout`, and returns what the
+/// child needs.
+pub async fn prepare(launch: &Launch, policy: &McpPolicy, timeout: Duration) -> Result<PolicyLaunch, Failure> {
     validate(policy)?;
-    let configured = inventory::read(launch).await?;
+    let configured = inventory::read(launch, timeout).await?;
     args_for(policy, &configured)
 }
 

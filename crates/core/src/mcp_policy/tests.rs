@@ -6,6 +6,10 @@ use crate::process::Launch;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The inventory's deadline in these tests (a turn's default `requestTimeoutMs`).
+const DEADLINE: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -499,8 +503,18 @@ fn rendering_round_trips_awkward_names_and_header_values() {
 /// (`--disable plugins mcp list --json`) become `$1…`.
 async fn prepare_with_script(script: &str, p: &McpPolicy) -> Result<Vec<std::ffi::OsString>, Failure> {
     let dir = TempDir::new("script");
+    prepare_within(script, p, DEADLINE, &dir).await
+}
+
+/// [`prepare_with_script`] in `dir`, with the inventory's deadline `timeout`.
+async fn prepare_within(
+    script: &str,
+    p: &McpPolicy,
+    timeout: Duration,
+    dir: &TempDir,
+) -> Result<Vec<std::ffi::OsString>, Failure> {
     let prefix = ["-c", script, "sh"].map(std::ffi::OsString::from);
-    prepare(&child_launch(Path::new("/bin/sh"), &prefix, &dir.0, &[("RENNET_T".into(), "from-env".into())]), p)
+    prepare(&child_launch(Path::new("/bin/sh"), &prefix, &dir.0, &[("RENNET_T".into(), "from-env".into())]), p, timeout)
         .await
         .map(|launch| launch.args)
 }
@@ -540,8 +554,51 @@ async fn prepare_reports_bad_output_and_a_missing_program() {
     let e = prepare_with_script("echo '{\"servers\":[]}'", &policy(vec![])).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryInvalid);
     let dir = TempDir::new("missing");
-    let e = prepare(&child_launch(&dir.0.join("no-such-codex"), &[], &dir.0, &[]), &policy(vec![])).await.unwrap_err();
+    let e = prepare(&child_launch(&dir.0.join("no-such-codex"), &[], &dir.0, &[]), &policy(vec![]), DEADLINE)
+        .await
+        .unwrap_err();
     assert_eq!(e.code, Code::McpInventoryFailed);
+}
+
+/// Whether `pid` still runs (or is an unreaped zombie).
+#[cfg(unix)]
+fn running(pid: i32) -> bool {
+    // SAFETY: signal 0 only asks whether the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn prepare_stops_an_endless_list_at_its_output_bound() {
+    let dir = TempDir::new("endless");
+    let pid_file = dir.0.join("pid");
+    // A wrong binary that prints without end, never a JSON document.
+    let script = format!(
+        "echo $$ > '{}'; while :; do echo '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['; done",
+        pid_file.display()
+    );
+    let e = prepare_with_script(&script, &policy(vec![])).await.unwrap_err();
+    assert_eq!(e.code.as_str(), "MCP_INVENTORY_TOO_LARGE", "{e}");
+    assert_eq!(e.detail["limitBytes"], 4 * 1024 * 1024, "{e}");
+    assert!(e.message.contains("4 MiB"), "{e}");
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert!(!running(pid), "the list command was left running");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn prepare_ends_a_list_that_never_finishes_at_the_deadline() {
+    let dir = TempDir::new("silent");
+    let pid_file = dir.0.join("pid");
+    let script = format!("echo $$ > '{}'; exec sleep 600", pid_file.display());
+    let e = prepare_within(&script, &policy(vec![]), Duration::from_millis(300), &dir).await.unwrap_err();
+    assert_eq!((e.code, e.source), (Code::RequestTimeout, crate::failure::FailureSource::Spawn), "{e}");
+    assert!(e.retryable);
+    assert_eq!(e.detail["timeoutMs"], 300, "{e}");
+    assert_eq!(e.detail["command"], "codex mcp list --json", "{e}");
+    assert!(e.message.contains("did not finish within 300 ms"), "{e}");
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert!(!running(pid), "the list command was left running");
 }
 
 #[tokio::test]
@@ -641,7 +698,7 @@ async fn real_cli_accepts_the_rendered_table() {
     std::fs::create_dir_all(&cwd).unwrap();
 
     // The inventory as the policy reads it.
-    let inventory = inventory::read(&child_launch(&codex, &[], &cwd, &env)).await.unwrap();
+    let inventory = inventory::read(&child_launch(&codex, &[], &cwd, &env), DEADLINE).await.unwrap();
     assert_eq!(
         inventory,
         vec![
@@ -652,7 +709,7 @@ async fn real_cli_accepts_the_rendered_table() {
     );
 
     // Empty policy: every configured server disabled, transports kept.
-    let launch = prepare(&child_launch(&codex, &[], &cwd, &env), &policy(vec![])).await.unwrap();
+    let launch = prepare(&child_launch(&codex, &[], &cwd, &env), &policy(vec![]), DEADLINE).await.unwrap();
     let listed = real_list(&codex, &launch.args, &cwd, &env).await;
     let listed = listed.as_array().unwrap();
     assert_eq!(listed.len(), 3);
@@ -674,7 +731,7 @@ async fn real_cli_accepts_the_rendered_table() {
             },
         ));
     }
-    let launch = prepare(&child_launch(&codex, &[], &cwd, &env), &policy(requested)).await.unwrap();
+    let launch = prepare(&child_launch(&codex, &[], &cwd, &env), &policy(requested), DEADLINE).await.unwrap();
     let child_env: Vec<(String, String)> = env.iter().chain(&launch.env).cloned().collect();
     let listed = real_list(&codex, &launch.args, &cwd, &child_env).await;
     let values: BTreeMap<&str, &str> = launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -703,6 +760,7 @@ async fn real_cli_accepts_the_rendered_table() {
     let e = prepare(
         &child_launch(&codex, &[], &cwd, &env),
         &policy(vec![("user.stdio srv", server("http://127.0.0.1:1/"))]),
+        DEADLINE,
     )
     .await
     .unwrap_err();
@@ -722,7 +780,7 @@ async fn real_cli_failure_is_inventory_failed() {
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("\n[mcp_servers.broken]\ncommand = \"/bin/true\"\nurl = \"http://127.0.0.1:1/\"\n");
     std::fs::write(&config, text).unwrap();
-    let e = prepare(&child_launch(&codex, &[], &dir.0, &env), &policy(vec![])).await.unwrap_err();
+    let e = prepare(&child_launch(&codex, &[], &dir.0, &env), &policy(vec![]), DEADLINE).await.unwrap_err();
     assert_eq!(e.code, Code::McpInventoryFailed, "{e}");
     assert!(e.message.contains("mcp_servers.broken"), "{e}");
     assert!(!format!("{e} {}", e.detail).contains("hdr-secret-value"));

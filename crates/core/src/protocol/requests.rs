@@ -57,13 +57,26 @@ pub enum ThreadSandbox {
 }
 
 /// The turn's sandbox policy.
-#[derive(Serialize, Clone, Copy, Debug)]
+#[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum SandboxPolicy {
     DangerFullAccess,
     ReadOnly,
     /// The workspace writable, Codex asking (under `on-request`) before anything beyond it.
-    WorkspaceWrite,
+    WorkspaceWrite(WorkspaceWrite),
+}
+
+/// What `workspaceWrite` lets write besides the cwd, in the protocol's words. Every field is
+/// always sent: one left out is Codex's default, which replaces the user's own setting for the
+/// turn (and the turns after it).
+#[derive(Serialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceWrite {
+    /// Absolute paths (Codex rejects a relative one).
+    pub writable_roots: Vec<String>,
+    pub network_access: bool,
+    pub exclude_tmpdir_env_var: bool,
+    pub exclude_slash_tmp: bool,
 }
 
 /// Codex's collaboration mode for a turn (plan mode plans and may ask questions). Experimental:
@@ -209,6 +222,24 @@ pub struct TurnSteerResult {
 #[derive(Serialize, Debug)]
 pub struct ConfigRead<'a> {
     pub cwd: &'a str,
+}
+
+/// The merged configuration of a `config/read` result: only an object `config` is one. Else
+/// why not, and a report of what was there instead — never the rest of the answer, which can
+/// hold credentials.
+pub fn merged_config(config_read: &Value) -> Result<&serde_json::Map<String, Value>, (&'static str, Value)> {
+    if let Some(config) = config_read.get("config").and_then(Value::as_object) {
+        return Ok(config);
+    }
+    let config = config_read.get("config").cloned();
+    let message = if config.is_some() {
+        "config/read reported a config that is not an object"
+    } else {
+        "config/read answered without a config"
+    };
+    let mut members: Vec<&String> = config_read.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+    members.sort();
+    Err((message, serde_json::json!({"config": config, "members": members})))
 }
 
 /// One page of the features and whether each is on, for a thread.
@@ -562,7 +593,11 @@ mod tests {
         );
         let plan = TurnStart {
             approval_policy: ApprovalPolicy::OnRequest,
-            sandbox_policy: SandboxPolicy::WorkspaceWrite,
+            sandbox_policy: SandboxPolicy::WorkspaceWrite(WorkspaceWrite {
+                writable_roots: vec!["/opt/cache".into()],
+                exclude_slash_tmp: true,
+                ..WorkspaceWrite::default()
+            }),
             output_schema: None,
             effort: None,
             collaboration_mode: Some(CollaborationMode {
@@ -573,7 +608,12 @@ mod tests {
         };
         let plan = wire(&plan);
         assert_eq!(plan["approvalPolicy"], "on-request");
-        assert_eq!(plan["sandboxPolicy"], json!({"type": "workspaceWrite"}));
+        // Every setting named: one left out would be Codex's default, not the user's.
+        assert_eq!(
+            plan["sandboxPolicy"],
+            json!({"type": "workspaceWrite", "writableRoots": ["/opt/cache"], "networkAccess": false,
+                   "excludeTmpdirEnvVar": false, "excludeSlashTmp": true})
+        );
         assert_eq!(
             plan["collaborationMode"],
             json!({"mode": "plan", "settings": {"model": "m", "reasoning_effort": null, "developer_instructions": null}})

@@ -200,7 +200,7 @@ async fn prepare_launch(options: &TurnOptions, resolved: Resolved) -> Result<Spe
     let mut args: Vec<std::ffi::OsString> = vec!["app-server".into()];
     if let Some(policy) = &options.mcp {
         // Before anything is spawned: validation, the configured inventory, collisions.
-        let extra = crate::mcp_policy::prepare(&launch, policy).await?;
+        let extra = crate::mcp_policy::prepare(&launch, policy, options.request_timeout).await?;
         args.extend(extra.args);
         launch.add_env(extra.env);
     }

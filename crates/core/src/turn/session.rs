@@ -19,8 +19,9 @@ use crate::options::{Access, TurnInput, TurnOptions, Until};
 use crate::protocol::{
     params_of, ApprovalPolicy, CollaborationMode, CompletedTurn, ConfigRead, ExperimentalFeatureList,
     McpServerStatusList, ModeSettings, ReviewStart, RpcError, SandboxPolicy, ThreadResume, ThreadSandbox, ThreadStart,
-    TurnInterrupt, TurnStart, TurnSteer,
+    TurnInterrupt, TurnStart, TurnSteer, WorkspaceWrite,
 };
+use crate::sandbox;
 use crate::stream::EventStream;
 use serde::Deserialize;
 use serde_json::json;
@@ -94,6 +95,8 @@ pub(super) struct Session<'a> {
     structured: bool,
     /// The model the thread runs (plan mode's settings name it when the turn gives none).
     thread_model: Option<String>,
+    /// An `ask` turn's sandbox: the user's workspace-write settings, read with the thread.
+    workspace_write: Option<WorkspaceWrite>,
 }
 
 /// The session's own wake-ups.
@@ -136,6 +139,7 @@ impl<'a> Session<'a> {
             release_at: std::cell::Cell::new(None),
             structured: false,
             thread_model: None,
+            workspace_write: None,
         }
     }
 
@@ -235,22 +239,29 @@ impl<'a> Session<'a> {
     /// Starts (or resumes) the thread, always read-only: a writable thread sandbox in a git
     /// directory makes the server mark the project trusted in the user's config.toml. Full
     /// access is granted per turn instead (`sandboxPolicy`). For a read-only turn, also the MCP
-    /// servers of the effective configuration, each disabled for the thread.
+    /// servers of the effective configuration, each disabled for the thread; for an `ask` turn,
+    /// the user's workspace-write settings its `turn/start` will carry.
     async fn open_thread<R: Input, W: Output>(
         &mut self,
         exchange: &mut Exchange<'_, R, W>,
         read_only: bool,
     ) -> Result<(String, Option<Vec<String>>), Stop> {
         let opts = self.options;
+        let read = ConfigRead { cwd: &opts.target.thread_cwd };
         let configured = if read_only {
             // Codex merges configuration layers, so an empty table cannot clear the user's
             // servers: each configured one (project layers included) is disabled by name.
-            let read = ConfigRead { cwd: &opts.target.thread_cwd };
             let config = exchange.call(self, &read).await.map_err(ending::isolation_doubt)?;
             Some(isolation::configured_servers(&config).map_err(Stop::Failed)?)
         } else {
             None
         };
+        // A review carries no sandbox (the thread's read-only one holds): nothing to read.
+        if opts.access == Access::Ask && opts.review.is_none() {
+            // Before the thread, so that a configuration that cannot be read starts nothing.
+            let config = exchange.call(self, &read).await?;
+            self.workspace_write = Some(sandbox::workspace_write(&config).map_err(Stop::Failed)?);
+        }
         let config = configured.as_deref().map(isolation::thread_config);
         let thread = ThreadStart {
             cwd: &opts.target.thread_cwd,
@@ -315,7 +326,11 @@ impl<'a> Session<'a> {
         let (approval_policy, sandbox_policy) = match opts.access {
             Access::Full => (ApprovalPolicy::Never, SandboxPolicy::DangerFullAccess),
             Access::ReadOnly => (ApprovalPolicy::Never, SandboxPolicy::ReadOnly),
-            Access::Ask => (ApprovalPolicy::OnRequest, SandboxPolicy::WorkspaceWrite),
+            Access::Ask => {
+                // Read with the thread (`open_thread`) for every `ask` turn that gets here.
+                let settings = self.workspace_write.clone().expect("an ask turn reads its sandbox before its thread");
+                (ApprovalPolicy::OnRequest, SandboxPolicy::WorkspaceWrite(settings))
+            }
         };
         let turn = TurnStart {
             thread_id,

@@ -264,7 +264,8 @@ async fn the_app_answers_server_requests_in_time_else_the_policy_does() {
         p.handshake().await;
         let turn = p.start_turn().await;
         assert_eq!(turn["params"]["approvalPolicy"], "on-request");
-        assert_eq!(turn["params"]["sandboxPolicy"], json!({"type": "workspaceWrite"}));
+        // No `sandbox_workspace_write` in the configuration: Codex's defaults, every one named.
+        assert_eq!(turn["params"]["sandboxPolicy"], DEFAULT_WORKSPACE_WRITE.clone());
         let params = json!({"threadId": THREAD, "turnId": TURN, "itemId": "call_1", "command": "rm -rf build"});
         // 1: answered by the app.
         p.send(json!({"id": 1, "method": "item/commandExecution/requestApproval", "params": params})).await;
@@ -298,6 +299,167 @@ async fn the_app_answers_server_requests_in_time_else_the_policy_does() {
     let diagnostic = r.of_type("diagnostic").into_iter().find(|e| e["source"] == "client").unwrap().clone();
     assert!(diagnostic["line"].as_str().unwrap().contains("does not fit"), "{diagnostic}");
     assert_eq!(r.of_type("serverRequest")[0]["params"]["command"], "rm -rf build");
+}
+
+/// What `access: 'ask'` sends when the configuration has no `sandbox_workspace_write`: Codex's
+/// own defaults, each named (never the bare `{type: "workspaceWrite"}`).
+static DEFAULT_WORKSPACE_WRITE: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    json!({"type": "workspaceWrite", "writableRoots": [], "networkAccess": false,
+           "excludeTmpdirEnvVar": false, "excludeSlashTmp": false})
+});
+
+/// An `ask` turn up to its `turn/start`: `config/read` for the cwd answered with `config`, the
+/// thread still started read-only. Returns the `turn/start` request.
+async fn ask_turn_start(p: &mut Peer, config: Value) -> Value {
+    p.initialize().await;
+    let read = p.expect("config/read").await;
+    assert_eq!(read["params"]["cwd"], CWD);
+    p.respond(&read, json!({"config": config, "origins": {}})).await;
+    let thread = p.expect("thread/start").await;
+    assert_eq!(thread["params"]["sandbox"], "read-only");
+    assert_eq!(thread["params"]["approvalPolicy"], "never");
+    p.respond(&thread, json!({"thread": {"id": THREAD}, "sandbox": {"type": "readOnly"}, "approvalPolicy": "never"}))
+        .await;
+    p.start_turn().await
+}
+
+#[tokio::test]
+async fn ask_sends_the_users_effective_workspace_write_settings() {
+    let r = run(json!({"access": "ask", "onServerRequest": true}), |mut p| async move {
+        // As codex-cli 0.171.0 reports it: every key present, roots made absolute.
+        let config = json!({"sandbox_mode": "workspace-write", "sandbox_workspace_write": {
+            "writable_roots": ["/opt/cache", "/home/u/.codex/rel"], "network_access": true,
+            "exclude_tmpdir_env_var": true, "exclude_slash_tmp": true}});
+        let turn = ask_turn_start(&mut p, config).await;
+        assert_eq!(turn["params"]["approvalPolicy"], "on-request");
+        assert_eq!(
+            turn["params"]["sandboxPolicy"],
+            json!({"type": "workspaceWrite", "writableRoots": ["/opt/cache", "/home/u/.codex/rel"],
+                   "networkAccess": true, "excludeTmpdirEnvVar": true, "excludeSlashTmp": true})
+        );
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "completed");
+}
+
+#[tokio::test]
+async fn ask_without_the_table_sends_codex_defaults_and_keeps_what_is_given() {
+    // Absent (older Codex), null (0.171.0 without the table), and a table with some keys:
+    // what is missing is Codex's default.
+    for (config, want) in [
+        (json!({"model": "m"}), DEFAULT_WORKSPACE_WRITE.clone()),
+        (json!({"sandbox_workspace_write": null}), DEFAULT_WORKSPACE_WRITE.clone()),
+        (
+            json!({"sandbox_workspace_write": {"exclude_slash_tmp": true, "writable_roots": null}}),
+            json!({"type": "workspaceWrite", "writableRoots": [], "networkAccess": false,
+                   "excludeTmpdirEnvVar": false, "excludeSlashTmp": true}),
+        ),
+        // A setting this package does not know, left at a neutral value, carries nothing.
+        (
+            json!({"sandbox_workspace_write": {"network_access": false, "future_thing": false, "more": []}}),
+            DEFAULT_WORKSPACE_WRITE.clone(),
+        ),
+    ] {
+        let seen = Arc::new(Mutex::new(Value::Null));
+        let keep = seen.clone();
+        let r = run(json!({"access": "ask", "onServerRequest": true}), move |mut p| async move {
+            let turn = ask_turn_start(&mut p, config).await;
+            *keep.lock().unwrap() = turn["params"]["sandboxPolicy"].clone();
+            p.complete("completed").await;
+            p.until_stdin_closed().await;
+        })
+        .await;
+        assert_eq!(r.terminal["status"], "completed");
+        assert_eq!(*seen.lock().unwrap(), want);
+    }
+}
+
+#[tokio::test]
+async fn ask_fails_closed_when_the_settings_cannot_be_read() {
+    // (what goes wrong, config/read's answer (None: none at all; a string: an error), the code)
+    // → neither the thread nor the turn is started, and nothing but the offending part is shown.
+    let secret = "sk-in-a-provider-7731";
+    let providers = json!({"p": {"experimental_bearer_token": secret}});
+    let cases: Vec<(&str, Option<Value>, &str)> = vec![
+        ("an error", Some(json!("config broken")), "REQUEST_FAILED"),
+        ("no answer", None, "REQUEST_TIMEOUT"),
+        ("no config", Some(json!({"origins": {}})), "UNEXPECTED_RESPONSE"),
+        ("a config that is not an object", Some(json!({"config": []})), "UNEXPECTED_RESPONSE"),
+        (
+            "a table that is not a table",
+            Some(json!({"config": {"sandbox_workspace_write": "on", "model_providers": providers}})),
+            "UNEXPECTED_RESPONSE",
+        ),
+        (
+            "roots that are not a list",
+            Some(
+                json!({"config": {"sandbox_workspace_write": {"writable_roots": "/opt"}, "model_providers": providers}}),
+            ),
+            "UNEXPECTED_RESPONSE",
+        ),
+        (
+            "a relative root",
+            Some(json!({"config": {"sandbox_workspace_write": {"writable_roots": ["/opt", "rel"]}}})),
+            "UNEXPECTED_RESPONSE",
+        ),
+        (
+            "a root that is not a string",
+            Some(json!({"config": {"sandbox_workspace_write": {"writable_roots": [7]}}})),
+            "UNEXPECTED_RESPONSE",
+        ),
+        (
+            "a flag that is not a boolean",
+            Some(json!({"config": {"sandbox_workspace_write": {"exclude_slash_tmp": "yes"}}})),
+            "UNEXPECTED_RESPONSE",
+        ),
+        (
+            "a setting the turn's policy cannot carry",
+            Some(json!({"config": {"sandbox_workspace_write": {"read_only_subpaths": ["/w/.git"]}}})),
+            "UNEXPECTED_RESPONSE",
+        ),
+    ];
+    for (what, answer, code) in cases {
+        let r =
+            run(json!({"access": "ask", "onServerRequest": true, "requestTimeoutMs": 300}), move |mut p| async move {
+                p.initialize().await;
+                let read = p.expect("config/read").await;
+                match answer {
+                    Some(Value::String(message)) => {
+                        p.send(json!({"id": read["id"], "error": {"code": -32603, "message": message}})).await
+                    }
+                    Some(result) => p.respond(&read, result).await,
+                    None => {}
+                }
+                p.until_stdin_closed().await;
+            })
+            .await;
+        assert_eq!(r.terminal["status"], "failed", "{what}");
+        assert_eq!(r.terminal["failure"]["code"], code, "{what}: {}", r.terminal);
+        assert_eq!(r.terminal["failure"]["detail"]["method"], "config/read", "{what}: {}", r.terminal);
+        assert!(r.sent("thread/start").is_empty(), "{what}: thread/start must not be sent");
+        assert!(r.sent("turn/start").is_empty(), "{what}: turn/start must not be sent");
+        assert!(!r.terminal.to_string().contains(secret), "{what}: {}", r.terminal);
+    }
+}
+
+#[tokio::test]
+async fn a_review_with_ask_reads_no_sandbox() {
+    // review/start carries no sandbox: the thread's read-only one holds, nothing to read.
+    let r = run(
+        json!({"access": "ask", "onServerRequest": true, "review": true, "target": {"type": "uncommittedChanges"}}),
+        |mut p| async move {
+            p.handshake().await;
+            let review = p.expect("review/start").await;
+            p.respond(&review, json!({"turn": {"id": TURN, "status": "inProgress", "items": []}})).await;
+            p.complete("completed").await;
+            p.until_stdin_closed().await;
+        },
+    )
+    .await;
+    assert_eq!(r.terminal["status"], "completed");
+    assert!(r.sent("config/read").is_empty());
 }
 
 #[tokio::test]
