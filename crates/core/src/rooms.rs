@@ -6,10 +6,14 @@
 //! module declared under `#[cfg(test)]` (`turn/tests.rs`, `discovery/tests/`, …) is a test and
 //! is read no further, as is every item under a `cfg` that needs `test` inside a production
 //! file (its `mod tests { … }`). What a module uses is every path of its production code that
-//! starts with `crate::`, `super::` or `self::` — `use` lines, paths in code and inside macros
-//! alike — taken to the module it names. A module's use of its own submodules (declaring them,
-//! re-exporting them) is how Rust nests rooms, not a use between rooms: only the other direction
-//! counts (a submodule using its parent's items), and uses between any other two modules.
+//! starts with `crate::`, `super::`, `self::` or one of its submodules' names — `use` lines,
+//! re-exports, paths in code and inside macros alike — taken to the module it names.
+//!
+//! Every such use counts, but two: a module's use of its own ancestors (a submodule taking the
+//! items its room declares for all its parts, `super::SWITCH_VAR`) is inside that room; and a
+//! module that only declares submodules and hands their names on (`process/platform/`, the
+//! platform chosen at its `mod` lines) is their face, which uses nothing itself. A room's use of
+//! its submodules counts, so a circle that runs through a room's `mod.rs` is seen.
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -42,8 +46,10 @@ struct Module {
     test: bool,
     /// Lines of production code: the file's, less those of its items under a test `cfg`.
     lines: usize,
-    /// Every `crate::`/`super::`/`self::` path of its production code, from the crate's root.
+    /// Every path of its production code that may name a module, from the crate's root.
     uses: Vec<Vec<String>>,
+    /// It declares submodules and hands their names on, and nothing else.
+    face: bool,
 }
 
 /// The crate's modules, and which file module each module path (inline ones too) is in.
@@ -65,7 +71,12 @@ impl Crate {
         let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let at = self.modules.len();
         self.index.insert(path.clone(), at);
-        self.modules.push(Module { path: path.clone(), name, test, lines: 0, uses: Vec::new() });
+        let face = ast.items.iter().all(|item| match item {
+            Item::Use(_) => true,
+            Item::Mod(module) => module.content.is_none(),
+            _ => false,
+        });
+        self.modules.push(Module { path: path.clone(), name, test, lines: 0, uses: Vec::new(), face });
         let mut tests = TestItems::default();
         self.items(ast.items, &path, at, &dir, test, &mut tests);
         let module = &mut self.modules[at];
@@ -124,8 +135,8 @@ impl Crate {
                     continue;
                 };
                 let target = &self.modules[to];
-                // Its own submodules (the root holds them all) are not uses between rooms.
-                if target.test || target.path.starts_with(&module.path) {
+                // Itself and its ancestors (the root holds every module) are inside its room.
+                if target.test || module.face || module.path.starts_with(&target.path) {
                     continue;
                 }
                 let names = graph.entry(from).or_default().entry(to).or_default();
@@ -235,8 +246,10 @@ fn needs_test(predicate: &Meta) -> bool {
     }
 }
 
-/// Every path in `tokens` that starts with `crate::`, `super::` or `self::`, from the crate's
-/// root, written in module `at`; a `use` group (`super::{a::B, c}`) is each of its paths.
+/// Every path in `tokens` written in module `at`, from the crate's root: one that starts with
+/// `crate::`, `super::` or `self::` as it says, any other as a path below `at` (which names a
+/// module only when it starts with a submodule's name); a `use` group (`super::{a::B, c}`) is
+/// each of its paths.
 fn scan(tokens: TokenStream, at: &[String], found: &mut Vec<Vec<String>>) {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut i = 0;
@@ -244,13 +257,19 @@ fn scan(tokens: TokenStream, at: &[String], found: &mut Vec<Vec<String>>) {
         match &trees[i] {
             TokenTree::Group(group) => scan(group.stream(), at, found),
             TokenTree::Ident(start) if path_separator(&trees, i + 1) => {
+                // Not the first segment of its path: read with the path it continues.
+                let macro_variable =
+                    matches!(i.checked_sub(1).map(|j| &trees[j]), Some(TokenTree::Punct(p)) if p.as_char() == '$');
+                if macro_variable || i.checked_sub(2).is_some_and(|j| path_separator(&trees, j)) {
+                    i += 1;
+                    continue;
+                }
                 let mut base: Vec<String> = match start.to_string().as_str() {
                     "crate" => Vec::new(),
                     "super" | "self" => at.to_vec(),
-                    _ => {
-                        i += 1;
-                        continue;
-                    }
+                    // A name in scope: a submodule's, or anything else (a crate, a type), which
+                    // then names no module below this one.
+                    name => [at, &[name.to_string()]].concat(),
                 };
                 if start == "super" {
                     base.pop();
@@ -437,6 +456,7 @@ fn the_reader_sees_every_use_of_the_production_code_and_no_test() {
         use crate::tested;
         pub(crate) fn f() {
             tracing::info!("{}", crate::l::m(super::super::n::O));
+            child::z();
             #[cfg(test)]
             let _ = crate::tested::stmt();
         }
@@ -460,8 +480,50 @@ fn the_reader_sees_every_use_of_the_production_code_and_no_test() {
         }
     }
     let found: BTreeSet<String> = found.iter().map(|p| p.join("::")).collect();
-    let expected = ["x::a::B", "x::c", "x::d", "x::d::e::F", "g::H", "x::y::j::K", "l::m", "n::O", "p::Q"];
+    let expected = [
+        "x::a::B",
+        "x::c",
+        "x::d",
+        "x::d::e::F",
+        "g::H",
+        "x::y::j::K",
+        "x::y::tracing::info",
+        "l::m",
+        "n::O",
+        "x::y::child::z",
+        "p::Q",
+    ];
     assert_eq!(found, expected.iter().map(|p| p.to_string()).collect(), "{found:?}");
     // Three test items of two, two and four lines: `tested`'s `use`, the statement, the module.
     assert_eq!(tests.lines.len(), 2 + 2 + 4, "{:?}", tests.lines);
+}
+
+/// A circle through a room's `mod.rs` is seen; a submodule's use of its room, and a use through
+/// a face, are not circles.
+#[test]
+fn a_circle_through_a_room_is_seen_and_nesting_is_not_one() {
+    let src = std::env::temp_dir().join(format!("rennet-rooms-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&src);
+    let files = [
+        ("lib.rs", "mod a;\nmod c;\nmod d;\nmod face;\n#[cfg(test)]\nmod tests;\n"),
+        ("a/mod.rs", "mod b;\nuse b::f;\npub const K: u8 = 1;\npub fn h() {\n    f()\n}\n"),
+        ("a/b.rs", "pub fn f() {\n    crate::c::g()\n}\nfn k() -> u8 {\n    super::K\n}\n"),
+        ("c.rs", "pub fn g() {\n    crate::a::h()\n}\n"),
+        ("face/mod.rs", "mod x;\npub use x::*;\n"),
+        ("face/x.rs", "pub fn y() {\n    crate::d::z()\n}\n"),
+        ("d.rs", "pub fn z() {\n    crate::face::y()\n}\n"),
+        ("tests.rs", "fn t() {\n    crate::d::z();\n    crate::a::h();\n}\n"),
+    ];
+    for (file, text) in files {
+        std::fs::create_dir_all(src.join(file).parent().unwrap()).unwrap();
+        std::fs::write(src.join(file), text).unwrap();
+    }
+    let krate = Crate::read(&src);
+    std::fs::remove_dir_all(&src).unwrap();
+    let found: Vec<Vec<&str>> = circles(&krate.uses())
+        .iter()
+        .map(|part| part.iter().map(|&m| krate.modules[m].name.as_str()).collect())
+        .collect();
+    assert_eq!(found, vec![vec!["a/", "a/b.rs", "c.rs"]]);
+    assert!(krate.modules.iter().any(|m| m.name == "tests.rs" && m.test));
 }
