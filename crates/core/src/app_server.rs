@@ -112,6 +112,19 @@ pub enum Leaving {
     Done,
 }
 
+impl crate::exchange::Stop {
+    /// How the child is to be ended after its exchange stopped so. (Said here, where children
+    /// are ended: the exchange knows nothing of them.)
+    pub fn leaving(&self) -> Leaving {
+        use crate::exchange::Stop;
+        match self {
+            Stop::Eof { .. } => Leaving::Eof,
+            Stop::Cancelled => Leaving::Kill,
+            Stop::Failed(_) | Stop::Done => Leaving::Done,
+        }
+    }
+}
+
 /// How the child ended.
 pub struct Gone {
     pub exit: ExitInfo,

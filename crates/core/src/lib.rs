@@ -21,6 +21,8 @@ pub mod protocol;
 #[cfg(test)]
 mod public_types;
 pub mod resolve;
+#[cfg(test)]
+mod rooms;
 pub mod rpc;
 pub mod sandbox;
 pub mod stream;

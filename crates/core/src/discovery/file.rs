@@ -1,7 +1,19 @@
-//! The facts discovery gathers about one candidate file, on this machine or inside a WSL
-//! distribution alike: what ranking, de-duplication and the launch plan read.
+//! What discovery asks about candidate files, and the facts it gathers about each, on this
+//! machine or inside a WSL distribution alike: what ranking, de-duplication and the launch plan
+//! read.
 
 use super::env::Os;
+
+/// One thing to look at.
+#[derive(Clone, Debug)]
+pub enum Request {
+    /// This file, reported even when it does not exist.
+    File(String),
+    /// This file, only if it exists.
+    OptionalFile(String),
+    /// `codex` in this directory (every directory, if the pattern has a `*` component).
+    Dir(String),
+}
 
 /// What a candidate file is.
 #[derive(Clone, Debug, PartialEq, Eq)]

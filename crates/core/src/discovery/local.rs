@@ -9,17 +9,11 @@
 //! holds under that name follows [`pathext`], from the caller's environment.
 
 use super::env::{Env, Os};
-use super::file::{FileInfo, FileState};
+use super::file::{FileInfo, FileState, Request};
 use super::locations;
-use super::machine::{MachineEnv, Request};
 use super::pathext;
 use crate::process::is_executable;
 use std::path::Path;
-
-/// The environment here: the one this process was given (merged over its own).
-pub fn environment(os: Os, env: &Env) -> MachineEnv {
-    MachineEnv { env: env.clone(), node_on_path: resolve(os, env, "node") }
-}
 
 /// Finds a command on the PATH here (`node`, or a shebang's `env` command) the way this
 /// platform does, through the `which` crate: the first executable file of that name. The PATH

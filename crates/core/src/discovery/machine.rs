@@ -6,7 +6,7 @@
 //! Node process, whose death the guard watches.)
 
 use super::env::{Env, Os};
-use super::file::FileInfo;
+use super::file::{FileInfo, Request};
 use super::local;
 use super::locations;
 use super::login_shell::{self, LoginPath};
@@ -19,17 +19,6 @@ use std::time::Duration;
 pub enum Machine {
     Local { os: Os },
     Wsl { exe: String, distro: String },
-}
-
-/// One thing to look at.
-#[derive(Clone, Debug)]
-pub enum Request {
-    /// This file, reported even when it does not exist.
-    File(String),
-    /// This file, only if it exists.
-    OptionalFile(String),
-    /// `codex` in this directory (every directory, if the pattern has a `*` component).
-    Dir(String),
 }
 
 /// The environment as seen where the candidates live.
@@ -73,7 +62,9 @@ impl Machine {
     /// The environment machine_env. `env` is the one this process was given (merged over its own).
     pub async fn environment(&self, env: &Env, timeout: Duration) -> Result<MachineEnv, String> {
         match self {
-            Machine::Local { os } => Ok(local::environment(*os, env)),
+            Machine::Local { os } => {
+                Ok(MachineEnv { env: env.clone(), node_on_path: local::resolve(*os, env, "node") })
+            }
             Machine::Wsl { distro, .. } => {
                 let cmd = self.script(wsl::ENV_SCRIPT, locations::UNIX_INPUT_VARS.iter().map(|v| v.to_string()));
                 let run = probe::collect(&cmd, env, timeout, Scope::Tree, None)

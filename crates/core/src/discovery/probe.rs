@@ -1,14 +1,18 @@
 //! Running the short-lived processes of discovery (`codex --version`, an `app-server`
-//! handshake, the login shell, the WSL helper scripts) with a deadline each. They are children
-//! like any other ([`crate::process`]): a probe that ends, or is dropped half-way because nobody
-//! waits for its discovery any more, leaves nothing of its child running.
+//! handshake through the exchange, the login shell, the WSL helper scripts) with a deadline
+//! each. They are children like any other ([`crate::process`]): a probe that ends, or is dropped
+//! half-way because nobody waits for its discovery any more, leaves nothing of its child
+//! running.
 
 use super::env::Env;
+use crate::cancel::Cancel;
+use crate::exchange::{handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
+use crate::failure::Code;
 use crate::process::collect::{Collected, MAX_OUTPUT};
 use crate::process::{self, End, ExitInfo, Launch, Scope, SpawnError, Spec};
-use crate::protocol::{Initialize, InitializeResult};
-use crate::rpc::{Connection, Received};
-use crate::transport::{excerpt, FrameError, FrameReader};
+use crate::rpc::Connection;
+use crate::transport::FrameReader;
+use std::future::Future;
 use std::time::Duration;
 
 /// Largest line accepted during the handshake.
@@ -89,106 +93,104 @@ pub async fn version(launch: &Launch, env: &Env, timeout: Duration) -> Result<St
     }
 }
 
-/// Probe 3: `<cmd> app-server` completes the `initialize` handshake. The `userAgent` on success.
+/// Probe 3: `<cmd> app-server` completes the handshake every run makes
+/// ([`handshake::handshake`]), over the exchange every run speaks through, with the probe's
+/// timeout as `initialize`'s deadline. The `userAgent` on success.
 pub async fn handshake(launch: &Launch, env: &Env, timeout: Duration) -> Result<String, String> {
     let mut spec = spec(launch, env, &["app-server"], Scope::Tree);
     spec.stdin = true;
     let mut child = process::spawn(&spec, None).map_err(|e| spawn_reason("`app-server`", &e))?;
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
-    let mut conn = Connection::new(FrameReader::with_limit(stdout, MAX_HANDSHAKE_FRAME), stdin);
-    let mut preamble: Vec<String> = Vec::new();
-
-    enum Failure {
-        Reason(String),
-        /// Its output ended (EOF or a broken pipe) before the answer: how it ended is the reason.
-        Ended,
-    }
-    let exchange = async {
-        let id = match conn.request(&Initialize::ours(), None, std::future::pending()).await {
-            Ok(id) => id,
-            Err(_) => return Err(Failure::Ended),
-        };
-        let mut others = 0;
-        loop {
-            match conn.receive().await {
-                Ok(Received::Answer { id: answered }) if answered == id => {
-                    return match conn.answer(id).expect("an answer that came is kept") {
-                        Ok(result) => {
-                            serde_json::from_str::<InitializeResult>(result.get()).map(|r| r.user_agent).map_err(|_| {
-                                Failure::Reason(format!(
-                                    "`app-server` answered `initialize` without a userAgent: {}",
-                                    crate::text::excerpt(result.get(), 300)
-                                ))
-                            })
-                        }
-                        Err(error) => Err(Failure::Reason(format!(
-                            "`app-server` rejected `initialize`: {} ({})",
-                            error.message, error.code
-                        ))),
-                    };
-                }
-                Ok(Received::Preamble(line)) => preamble.push(line),
-                Ok(Received::Eof) => return Err(Failure::Ended),
-                Ok(_) => {
-                    others += 1;
-                    if others > MAX_OTHER_MESSAGES {
-                        return Err(Failure::Reason(format!(
-                            "`app-server` sent {MAX_OTHER_MESSAGES} messages but no `initialize` response"
-                        )));
-                    }
-                }
-                Err(e) => return Err(Failure::Reason(format!("`app-server` {}", describe_frame_error(&e)))),
-            }
-        }
-    };
-    let outcome = match tokio::time::timeout(timeout, exchange).await {
-        Ok(outcome) => outcome,
-        Err(_) => {
-            Err(Failure::Reason(format!("`app-server` did not answer `initialize` within {} ms", timeout.as_millis())))
-        }
-    };
+    let conn = Connection::new(FrameReader::with_limit(stdout, MAX_HANDSHAKE_FRAME), stdin);
+    // Nothing aborts a probe: one that nobody waits for any more is dropped, and its child with it.
+    let cancel = Cancel::new();
+    let mut exchange = Exchange::new(conn, &cancel, timeout);
+    let mut probe = Probe::default();
+    let outcome = handshake::handshake(&mut exchange, &mut probe, false).await;
     // Close stdin: app-server exits on EOF. Then make sure nothing of it is left. Whether it
     // left by itself tells a crash from a server that merely stopped talking: only the former's
     // status is its own, the latter's is the signal sent here.
-    conn.close().await;
+    exchange.close().await;
     // app-server exits within tens of milliseconds of its stdin closing.
     let by_itself = child.wait(process::collect::EXIT_GRACE).await;
     child.end(End::Polite(Duration::ZERO)).await;
     let stderr = child.stderr_said(STDERR_SAID_LINES);
-    outcome.map_err(|failure| {
-        let mut reason = match failure {
-            Failure::Reason(reason) => reason,
-            Failure::Ended => match by_itself {
-                Some(exit) if exit.killed_by_signal() => {
-                    format!("`app-server` {} before answering `initialize`", exit.how())
-                }
-                Some(exit) => format!("`app-server` {} without answering `initialize`", exit.how()),
-                None => "`app-server` closed its output without answering `initialize` and did not exit".to_string(),
-            },
-        };
-        if !preamble.is_empty() {
+    outcome.map(|hello| hello.user_agent).map_err(|stop| {
+        let mut reason = failed_handshake(stop, timeout, by_itself);
+        if !probe.preamble.is_empty() {
             let printed: Vec<String> =
-                preamble.iter().rev().take(3).rev().map(|l| crate::text::excerpt(l, 200)).collect();
+                probe.preamble.iter().rev().take(3).rev().map(|l| crate::text::excerpt(l, 200)).collect();
             reason = format!("{reason}; it printed: {}", printed.join(" | "));
         }
         with_stderr(reason, &stderr)
     })
 }
 
-fn describe_frame_error(e: &FrameError) -> String {
-    match e {
-        FrameError::TooLarge { limit } => {
-            format!("sent a line longer than {limit} bytes instead of `initialize`'s response")
-        }
-        FrameError::InvalidUtf8 { excerpt } => format!("sent a line that is not UTF-8: {excerpt}"),
-        FrameError::Malformed { excerpt: line, reason } => {
-            format!("sent a line that is not a protocol message ({reason}): {}", excerpt(line))
-        }
-        FrameError::PreambleTooLong { lines } => {
-            format!("printed {lines} lines that are not protocol messages instead of answering `initialize`")
-        }
-        FrameError::Io(e) => format!("output could not be read: {e}"),
+/// The handshake probe as the exchange's owner: it waits for `initialize`'s answer alone,
+/// keeping what the child printed before the protocol and counting anything else it sent.
+#[derive(Default)]
+struct Probe {
+    preamble: Vec<String>,
+    others: usize,
+}
+
+impl Owner for Probe {
+    type Wake = ();
+
+    fn on_frame<R: Input, W: Output>(
+        &mut self,
+        frame: Frame,
+        _wire: &mut Wire<'_, R, W>,
+    ) -> impl Future<Output = Result<(), Stop>> + Send {
+        let handled = match frame {
+            Frame::Preamble(line) => {
+                self.preamble.push(line);
+                Ok(())
+            }
+            // Neither answered nor kept: a server that says this much else is not answering.
+            Frame::Notification { .. } | Frame::Request { .. } | Frame::Stray(_) => {
+                self.others += 1;
+                if self.others > MAX_OTHER_MESSAGES {
+                    Err(Stop::Done)
+                } else {
+                    Ok(())
+                }
+            }
+        };
+        std::future::ready(handled)
+    }
+}
+
+/// Why the handshake failed, in the probe's words. `by_itself`: how the child ended before it
+/// was ended here, if it did.
+fn failed_handshake(stop: Stop, timeout: Duration, by_itself: Option<ExitInfo>) -> String {
+    match stop {
+        Stop::Failed(failure) => match failure.code {
+            Code::RequestTimeout => {
+                format!("`app-server` did not answer `initialize` within {} ms", timeout.as_millis())
+            }
+            Code::UnexpectedResponse => format!(
+                "`app-server` answered `initialize` without a userAgent: {}",
+                crate::text::excerpt(failure.detail["result"].as_str().unwrap_or_default(), 300)
+            ),
+            Code::RequestFailed | Code::MethodUnsupported => {
+                format!("`app-server` rejected `initialize`: {} ({})", failure.message, failure.detail["code"])
+            }
+            // Its stdout stopped being the protocol (a line too long, not UTF-8, not JSON-RPC).
+            _ => format!("`app-server` did not answer `initialize`: {}", failure.message),
+        },
+        Stop::Done => format!("`app-server` sent {MAX_OTHER_MESSAGES} messages but no `initialize` response"),
+        // Its output ended (EOF or a broken pipe) before the answer: how it ended is the reason.
+        Stop::Eof { .. } => match by_itself {
+            Some(exit) if exit.killed_by_signal() => {
+                format!("`app-server` {} before answering `initialize`", exit.how())
+            }
+            Some(exit) => format!("`app-server` {} without answering `initialize`", exit.how()),
+            None => "`app-server` closed its output without answering `initialize` and did not exit".to_string(),
+        },
+        // Nothing cancels a probe's exchange; said for completeness.
+        Stop::Cancelled => "the `app-server` probe was cancelled".to_string(),
     }
 }
 

@@ -2,11 +2,11 @@
 //! in parallel (while the login shell is asked for its PATH), then the report.
 
 use super::env::{self, Env, Os};
-use super::file::FileInfo;
+use super::file::{FileInfo, Request};
 use super::launch::{self, Plan};
 use super::locations;
 use super::login_shell::LoginPath;
-use super::machine::{Machine, MachineEnv, Request};
+use super::machine::{Machine, MachineEnv};
 use super::report::{CodexCandidate, Discovery, Source};
 use super::{probe, version, wsl};
 use super::{CODEX_BIN_VAR, LOGIN_SHELL_TIMEOUT_VAR, MAX_TESTED_VERSION, TIMEOUT_VAR};

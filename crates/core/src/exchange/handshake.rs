@@ -4,8 +4,8 @@
 use super::{Exchange, Input, Output, Owner, Stop};
 use crate::account;
 use crate::discovery::env::{Env, Os};
+use crate::options::target::Target;
 use crate::protocol::{method, AccountRead, Initialize};
-use crate::resolve::Target;
 use serde_json::Value;
 
 /// What the server said of itself.

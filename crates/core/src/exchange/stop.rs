@@ -1,4 +1,5 @@
-//! Why an exchange stopped before what it waited for.
+//! Why an exchange stopped before what it waited for. (How a child is ended after each is
+//! said where children are ended, `app_server.rs`: the exchange knows nothing of them.)
 
 use crate::failure::Failure;
 
@@ -12,18 +13,7 @@ pub enum Stop {
     /// Ended at once: an abort the owner did not answer with an interrupt, an interrupt's grace
     /// that ran out, or a kill.
     Cancelled,
-    /// The owner's own end: what it was there for happened (its turn completed).
+    /// The owner's own end: what it was there for happened (its turn completed), or it gave up
+    /// (discovery's handshake probe, told everything but the answer it waits for).
     Done,
-}
-
-impl Stop {
-    /// How the child is to be ended after this.
-    pub fn leaving(&self) -> crate::app_server::Leaving {
-        use crate::app_server::Leaving;
-        match self {
-            Stop::Eof { .. } => Leaving::Eof,
-            Stop::Cancelled => Leaving::Kill,
-            Stop::Failed(_) | Stop::Done => Leaving::Done,
-        }
-    }
 }

@@ -167,6 +167,90 @@ async fn eight_slow_handshakes_run_in_parallel() {
     assert!(d.candidates.iter().all(|c| c.usable), "{d:#?}");
 }
 
+/// The handshake probe speaks the handshake every run speaks (`exchange::handshake`), line for
+/// line: `initialize`, and once it is answered, `initialized`.
+#[tokio::test]
+async fn the_handshake_probe_is_the_handshake_of_a_run() {
+    use crate::exchange::{handshake::handshake, Exchange, Owner};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    // What a run writes, to a scripted peer that answers `initialize` as the fakes do.
+    struct Run;
+    impl Owner for Run {
+        type Wake = ();
+    }
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let ((our_read, our_write), (their_read, mut their_write)) = (tokio::io::split(ours), tokio::io::split(theirs));
+    let cancel = crate::cancel::Cancel::new();
+    let conn = crate::rpc::Connection::new(crate::transport::FrameReader::new(our_read), our_write);
+    let mut exchange = Exchange::new(conn, &cancel, std::time::Duration::from_secs(60));
+    let peer = async {
+        let mut lines = BufReader::new(their_read).lines();
+        let initialize = lines.next_line().await.unwrap().expect("initialize");
+        their_write.write_all(format!("{AGENT}\n").as_bytes()).await.unwrap();
+        let next = lines.next_line().await.unwrap().expect("the line after the answer");
+        vec![initialize, next]
+    };
+    let mut owner = Run;
+    let (hello, run) = tokio::join!(handshake(&mut exchange, &mut owner, false), peer);
+    assert!(hello.is_ok(), "the run's handshake failed");
+
+    // What the probe writes: the fake keeps the `initialize` line it read and the line after.
+    let sb = Sandbox::new("handshake");
+    let heard = sb.path("heard.log");
+    let codex = sb.codex(
+        "h/codex",
+        Fake::good().handshake(&format!(
+            "printf '%s\\n' \"$line\" > '{heard}'\nprintf '%s\\n' '{AGENT}'\nIFS= read -r next\nprintf '%s\\n' \"$next\" >> '{heard}'"
+        )),
+    );
+    // Time enough for the probe's child to start on a loaded machine.
+    let env = sb.env(&[("PATH", sb.path("h")), (TIMEOUT_VAR, "60000".into())]);
+    let d = discover_env(env).await;
+    assert!(candidate(&d, &codex).usable, "{d:#?}");
+    let probe: Vec<String> = std::fs::read_to_string(&heard).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(probe, run);
+}
+
+/// How a handshake that the exchange refused reads: the server's error verbatim, a result
+/// without its `userAgent`, a line the protocol does not allow, and talk of anything but the
+/// answer.
+#[tokio::test]
+async fn a_handshake_the_exchange_refused_says_why() {
+    let sb = Sandbox::new("refused");
+    let rejected = sb.codex(
+        "r1/codex",
+        Fake::good().handshake(r#"printf '%s\n' '{"id":1,"error":{"code":-32600,"message":"Not today"}}'"#),
+    );
+    let no_agent = sb.codex("r2/codex", Fake::good().handshake(r#"printf '%s\n' '{"id":1,"result":{}}'"#));
+    let too_long = sb.codex(
+        "r3/codex",
+        Fake::good()
+            .handshake(r#"printf '{"id":1,"result":"'; head -c 1100000 /dev/zero | tr '\000' x; printf '"}\n'"#),
+    );
+    let chatty = sb.codex(
+        "r4/codex",
+        Fake::good().handshake(
+            r#"i=0; while [ $i -le 100 ]; do printf '%s\n' '{"method":"x/said","params":{}}'; i=$((i + 1)); done; sleep 30"#,
+        ),
+    );
+    let path = (1..=4).map(|i| sb.path(&format!("r{i}"))).collect::<Vec<_>>().join(":");
+    // Time enough for four children to start on a loaded machine; none of them waits for it.
+    let env = sb.env(&[("PATH", path), (TIMEOUT_VAR, "60000".into())]);
+    let d = discover_env(env).await;
+    let reason = |p: &str| candidate(&d, p).reason.clone().unwrap_or_default();
+    let expected = [
+        (&rejected, "`app-server` rejected `initialize`: Not today (-32600)"),
+        (&no_agent, "`app-server` answered `initialize` without a userAgent: {}"),
+        (&too_long, "`app-server` did not answer `initialize`: a line from codex app-server exceeded 1048576 bytes"),
+        (&chatty, "`app-server` sent 100 messages but no `initialize` response"),
+    ];
+    for (path, text) in expected {
+        assert!(reason(path).starts_with(text), "{path}: {}", reason(path));
+        assert!(!candidate(&d, path).usable, "{path}");
+    }
+}
+
 /// The pinned `@openai/codex` binary from node_modules (resolved the way Node would).
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn pinned_codex() -> Option<String> {

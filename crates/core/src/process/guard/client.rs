@@ -1,14 +1,16 @@
 //! The host's side: one guard per host while it has children of the package, a [`Ticket`] per
 //! child (taken before the child starts, so that the guard already runs when it does), and the
-//! lines of [`super::wire`] that tell the guard about each.
+//! lines of [`super::wire`] that tell the guard about each; and whether the next child would be
+//! guarded, as `discoverCodex()` reports it.
 
-use super::locate::{check_executable, located, resolve};
+use super::locate::program;
 use super::marker::host_marker;
 use super::unavailable::Unavailable;
 use super::wire::{Kind, Message};
 use super::SWITCH_VAR;
 use crate::process::platform::{self, GuardLink};
 use crate::process::tracking::Tracking;
+use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
@@ -40,8 +42,43 @@ fn client() -> &'static Mutex<Client> {
 }
 
 /// The guard executable of the guard that runs now, if one does.
-pub(super) fn running_program() -> Option<PathBuf> {
+fn running_program() -> Option<PathBuf> {
     client().lock().unwrap_or_else(|e| e.into_inner()).guard.as_ref().map(|running| running.program.clone())
+}
+
+/// Whether children are guarded, as `discoverCodex()` reports it (`hostGuard`).
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// A guard runs, or its executable is in place: turns may start.
+    pub available: bool,
+    /// The guard executable (`null` where none is needed or none was looked for).
+    pub path: Option<String>,
+    /// Why it is not available: what [`Unavailable`] says, or that it was switched off.
+    pub reason: Option<String>,
+}
+
+/// The guard as the next child would find it. Where it is not needed (Windows), available
+/// without a path.
+pub fn status() -> Status {
+    if !platform::GUARD_NEEDED {
+        return Status { available: true, path: None, reason: None };
+    }
+    if let Some(program) = running_program() {
+        return Status { available: true, path: Some(program.display().to_string()), reason: None };
+    }
+    match program() {
+        Ok(Some(program)) => Status { available: true, path: Some(program.display().to_string()), reason: None },
+        Ok(None) => Status {
+            available: false,
+            path: None,
+            reason: Some(format!("switched off ({SWITCH_VAR}=off): children run without host-death protection")),
+        },
+        Err(why) => Status {
+            available: false,
+            path: why.path.as_ref().map(|p| p.display().to_string()),
+            reason: Some(why.message()),
+        },
+    }
 }
 
 /// A child's place under the guard: taken before the child starts, so that the guard already
@@ -158,10 +195,9 @@ fn start() -> Result<Option<Running>, Unavailable> {
     if !platform::GUARD_NEEDED {
         return Ok(None);
     }
-    let Some(program) = resolve(std::env::var_os(SWITCH_VAR).as_deref(), located())? else {
+    let Some(program) = program()? else {
         return Ok(None);
     };
-    check_executable(&program)?;
     let (child, link) = platform::start_guard(&program, host_marker(), Tracking::current()).map_err(|e| {
         Unavailable::new(Some(program.clone()), format!("{} could not be started: {e}", program.display()))
     })?;

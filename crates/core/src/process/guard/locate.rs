@@ -1,10 +1,9 @@
 //! Where the guard executable is — named by [`SWITCH_VAR`], else beside the addon (the binding
-//! says where) — and whether it may run; what `discoverCodex()` reports of it.
+//! says where) — and whether it may run.
 
 use super::unavailable::Unavailable;
-use super::{client, EXECUTABLE_NAME, SWITCH_VAR};
+use super::{EXECUTABLE_NAME, SWITCH_VAR};
 use crate::process::platform;
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -61,6 +60,15 @@ pub(super) fn resolve(switch: Option<&std::ffi::OsStr>, located: Located) -> Res
     }
 }
 
+/// The guard executable to start, checked to be one this process may run: `None` when switched
+/// off.
+pub(super) fn program() -> Result<Option<PathBuf>, Unavailable> {
+    match resolve(std::env::var_os(SWITCH_VAR).as_deref(), located())? {
+        Some(program) => check_executable(&program).map(|()| Some(program)),
+        None => Ok(None),
+    }
+}
+
 /// Whether `program` is a file this process may run.
 pub(super) fn check_executable(program: &Path) -> Result<(), Unavailable> {
     let origin = if std::env::var_os(SWITCH_VAR).is_some_and(|v| !v.is_empty()) {
@@ -76,44 +84,6 @@ pub(super) fn check_executable(program: &Path) -> Result<(), Unavailable> {
         Ok(_) => Err(missing("is not a file")),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(missing("does not exist")),
         Err(e) => Err(missing(&format!("cannot be read: {e}"))),
-    }
-}
-
-/// Whether children are guarded, as `discoverCodex()` reports it (`hostGuard`).
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
-pub struct Status {
-    /// A guard runs, or its executable is in place: turns may start.
-    pub available: bool,
-    /// The guard executable (`null` where none is needed or none was looked for).
-    pub path: Option<String>,
-    /// Why it is not available: what [`Unavailable`] says, or that it was switched off.
-    pub reason: Option<String>,
-}
-
-/// The guard as the next child would find it. Where it is not needed (Windows), available
-/// without a path.
-pub fn status() -> Status {
-    if !platform::GUARD_NEEDED {
-        return Status { available: true, path: None, reason: None };
-    }
-    if let Some(program) = client::running_program() {
-        return Status { available: true, path: Some(program.display().to_string()), reason: None };
-    }
-    match resolve(std::env::var_os(SWITCH_VAR).as_deref(), located()).and_then(|program| match program {
-        Some(program) => check_executable(&program).map(|()| Some(program)),
-        None => Ok(None),
-    }) {
-        Ok(Some(program)) => Status { available: true, path: Some(program.display().to_string()), reason: None },
-        Ok(None) => Status {
-            available: false,
-            path: None,
-            reason: Some(format!("switched off ({SWITCH_VAR}=off): children run without host-death protection")),
-        },
-        Err(why) => Status {
-            available: false,
-            path: why.path.as_ref().map(|p| p.display().to_string()),
-            reason: Some(why.message()),
-        },
     }
 }
 

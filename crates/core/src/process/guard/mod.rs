@@ -31,7 +31,7 @@
 //!
 //! - [`wire`]: the line protocol, spoken by the host and read by the guard;
 //! - `fd_pass`: descriptors over the socket (Unix);
-//! - `client`: the host's side — the one guard, its tickets, the lines it is sent;
+//! - `client`: the host's side — the one guard, its tickets, the lines it is sent, its status;
 //! - `locate`: where the guard executable is, and whether it may run;
 //! - `marker`: the environment marker every child carries;
 //! - `unavailable`: why there is no guard, as a turn's failure.
@@ -45,8 +45,8 @@ mod marker;
 mod unavailable;
 pub mod wire;
 
-pub use client::{ticket, StdinRelease, Ticket};
-pub use locate::{set_executable, status, Status};
+pub use client::{status, ticket, Status, StdinRelease, Ticket};
+pub use locate::set_executable;
 pub use marker::{child_marker, host_marker};
 pub use unavailable::Unavailable;
 pub use wire::Kind;
