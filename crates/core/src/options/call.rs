@@ -4,7 +4,6 @@
 use super::json::{from_json, from_json_as, invalid, present, OptionsError};
 use super::locus::Locus;
 use super::target::Target;
-use super::turn::DEFAULT_REQUEST_TIMEOUT;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -394,13 +393,10 @@ pub fn parse(
     if let Some(i) = raw.source_kinds.iter().flatten().position(String::is_empty) {
         return Err(invalid(format!("options.sourceKinds[{i}] must be a non-empty string")));
     }
-    if raw.request_timeout_ms == Some(0) {
-        return Err(invalid("options.requestTimeoutMs must be greater than 0"));
-    }
     // Calls need no project: without `cwd` the child starts where any helper of the package does.
     let cwd = raw.cwd.unwrap_or_else(|| crate::process::launch::neutral_dir().to_string_lossy().into_owned());
     let target = Target::parse(cwd, raw.codex_path, raw.locus, raw.env)?;
-    let request_timeout = raw.request_timeout_ms.map(Duration::from_millis).unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+    let request_timeout = super::json::request_timeout(raw.request_timeout_ms)?;
     Ok(CallOptions { call, target, request_timeout })
 }
 
@@ -439,7 +435,7 @@ mod tests {
     fn defaults_and_call_options() {
         let o = parse("readAccount", None, None, None).unwrap();
         assert_eq!(o.call, Call::ReadAccount);
-        assert_eq!(o.request_timeout, DEFAULT_REQUEST_TIMEOUT);
+        assert_eq!(o.request_timeout, crate::options::json::DEFAULT_REQUEST_TIMEOUT);
         assert!(std::path::Path::new(&o.target.cwd).is_absolute());
         let o = parse("listModels", None, None, Some(r#"{"includeHidden":true,"requestTimeoutMs":5}"#)).unwrap();
         assert_eq!(o.call, Call::ListModels { include_hidden: true });
@@ -603,8 +599,11 @@ mod tests {
         assert_eq!(err("listSkills", None, r#"{"connect":true}"#), "options.connect is not an option of listSkills");
         assert_eq!(
             err("readAccount", None, r#"{"requestTimeoutMs":0}"#),
-            "options.requestTimeoutMs must be greater than 0"
+            "options.requestTimeoutMs must be an integer number of milliseconds from 1 to 2147483647"
         );
+        // The calls' bound is the turns': a timer cannot hold more.
+        assert!(err("readAccount", None, r#"{"requestTimeoutMs":2147483648}"#)
+            .starts_with("options.requestTimeoutMs must be"));
         assert!(err("readAccount", None, r#"{"env":{"A":1}}"#).starts_with("options.env.A:"));
         assert_eq!(err("nope", None, "{}"), "nope is not a call");
     }

@@ -91,6 +91,15 @@ pub fn check_env(env: &BTreeMap<String, String>) -> Result<(), OptionsError> {
 /// The most milliseconds an option may name: what a JavaScript timer takes (2^31 − 1).
 pub const MAX_MILLIS: u64 = (1 << 31) - 1;
 
+/// How long one request may take when `requestTimeoutMs` is not given, for every entry point.
+pub const DEFAULT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(30_000);
+
+/// `requestTimeoutMs`, as every entry point reads it: 1 … 2^31 − 1 ms, by default
+/// [`DEFAULT_REQUEST_TIMEOUT`].
+pub fn request_timeout(value: Option<u64>) -> Result<std::time::Duration, OptionsError> {
+    Ok(millis("requestTimeoutMs", value, 1)?.unwrap_or(DEFAULT_REQUEST_TIMEOUT))
+}
+
 /// `options.<name>` in milliseconds, from `min` to [`MAX_MILLIS`].
 pub fn millis(name: &str, value: Option<u64>, min: u64) -> Result<Option<std::time::Duration>, OptionsError> {
     match value {

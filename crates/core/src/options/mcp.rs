@@ -5,10 +5,9 @@
 //! `launcher` (an argv prefix such as `[node, codex.js]`) stands in for `codexPath` where the
 //! proof runs a launcher script directly.
 
-use super::json::{from_json, invalid, millis, OptionsError};
+use super::json::{from_json, invalid, OptionsError};
 use super::locus::Locus;
 use super::target::Target;
-use super::turn::DEFAULT_REQUEST_TIMEOUT;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -112,7 +111,7 @@ impl PolicyRequest {
         if raw.launcher.is_some() && raw.locus.is_some() {
             return Err(invalid("options.launcher cannot be combined with options.locus"));
         }
-        let request_timeout = millis("requestTimeoutMs", raw.request_timeout_ms, 1)?.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+        let request_timeout = super::json::request_timeout(raw.request_timeout_ms)?;
         let target = Target::parse(raw.cwd, raw.codex_path, raw.locus, raw.env)?;
         Ok(PolicyRequest { target, launcher: raw.launcher, policy: raw.mcp, request_timeout })
     }

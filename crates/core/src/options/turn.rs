@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub const DEFAULT_INTERRUPT_GRACE: Duration = Duration::from_millis(2000);
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_millis(30_000);
+pub use super::json::DEFAULT_REQUEST_TIMEOUT;
 /// With `until: 'idle'`, the goal continuation turns the run waits for at most. A continuation
 /// is a model request or more that Codex makes on its own; a goal the model keeps working on for
 /// twenty turns without completing, blocking or pausing it is stuck rather than busy.
@@ -342,7 +342,7 @@ fn parse_as(json: &str, kind: Kind) -> Result<TurnOptions, OptionsError> {
         return Err(invalid("options.threadId must be a non-empty string"));
     }
     let interrupt_grace = millis("interruptGraceMs", raw.interrupt_grace_ms, 0)?.unwrap_or(DEFAULT_INTERRUPT_GRACE);
-    let request_timeout = millis("requestTimeoutMs", raw.request_timeout_ms, 1)?.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+    let request_timeout = super::json::request_timeout(raw.request_timeout_ms)?;
     let until = raw.until.unwrap_or_default();
     let idle = idle_bounds(until, raw.max_continuations, raw.idle_wait_ms)?;
     if raw.access == Some(Access::ReadOnly) && raw.mcp.as_ref().is_some_and(|p| !p.servers.is_empty()) {
