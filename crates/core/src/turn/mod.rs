@@ -12,6 +12,7 @@ mod controls;
 mod ending;
 mod ledger;
 pub mod policy;
+mod routing;
 mod session;
 pub mod state;
 
