@@ -7,15 +7,21 @@ pub use crate::failure::{Code, Failure, FailureSource};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use ts_rs::TS;
 
 /// Token counts of one turn or of a whole thread.
-#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, TS, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
+    /// Input tokens, the cached ones included.
     pub input: i64,
+    /// Input tokens read from the provider's cache.
     pub cache_read: i64,
+    /// Output tokens, the reasoning ones included.
     pub output: i64,
+    /// Output tokens spent on reasoning.
     pub reasoning: i64,
+    /// All tokens of the turn (or thread), as Codex counts them.
     pub total: i64,
 }
 

@@ -27,6 +27,7 @@ pub mod rpc;
 pub mod sandbox;
 pub mod stream;
 pub mod supervise;
+pub mod surface;
 pub mod text;
 pub mod transport;
 pub mod turn;

@@ -7,7 +7,7 @@ use crate::events::{
     AgentOutcome, AgentRef, AgentStatus, Cancellation, CutOff, CutReason, DiagnosticSource, HarnessEvent,
     PassthroughReason, ReasoningPart, ReplyKind, Status, Terminal, Usage,
 };
-use crate::failure::{Code, Failure, FailureSource, Reason};
+use crate::failure::{Code, Failure, FailureSource};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -302,10 +302,9 @@ fn every_event_is_declared_with_exactly_its_fields() {
 }
 
 #[test]
-fn failures_usage_and_agents_are_declared_with_exactly_their_fields() {
-    let cases: [(&str, Value); 4] = [
-        ("Failure", serde_json::to_value(failure()).unwrap()),
-        ("Usage", serde_json::to_value(usage()).unwrap()),
+fn agents_and_cut_offs_are_declared_with_exactly_their_fields() {
+    // (Failure, Usage and their unions are generated from the core: types/surface.d.ts.)
+    let cases: [(&str, Value); 2] = [
         ("AgentRef", serde_json::to_value(agent()).unwrap()),
         (
             "AgentOutcome",
@@ -321,20 +320,7 @@ fn failures_usage_and_agents_are_declared_with_exactly_their_fields() {
     for (name, value) in cases {
         assert_eq!(interface(name), keys(&value), "{name}: index.d.ts (left) against the core (right)");
     }
-    // Every reason a failure can carry, and every cut-off kind.
-    for info in [
-        "unauthorized",
-        "usageLimitExceeded",
-        "rateLimitExceeded",
-        "serverOverloaded",
-        "internalServerError",
-        "contextWindowExceeded",
-        "badRequest",
-        "other",
-    ] {
-        let reason = serde_json::to_value(Reason::of(&json!(info)).unwrap()).unwrap();
-        assert!(block("type", "FailureReason").contains(&format!("'{}'", reason.as_str().unwrap())), "{reason}");
-    }
+    // Every cut-off kind.
     let cut = [
         CutOff::Agent { thread_id: "a".into(), nickname: None, reason: CutReason::Abort },
         CutOff::Goal { objective: "o".into(), status: "active".into(), reason: CutReason::MaxContinuations },

@@ -8,9 +8,13 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use ts_rs::TS;
 
-#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+/// Why Codex's model request failed, from the `codexErrorInfo` Codex sent (a UI tells these
+/// apart: "log in again", "usage limit reached", "try again later", …).
+#[derive(Serialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
+#[ts(rename = "FailureReason")]
 pub enum Reason {
     /// The provider refused the credentials (log in again, or fix the key).
     Unauthorized,
