@@ -209,7 +209,8 @@ function ajvFor(draft) {
   if (!ajv) {
     const Ajv = require(draft.module)
     const AjvClass = Ajv.default ?? Ajv
-    ajv = new AjvClass({ allErrors: true, strict: false, addUsedSchema: false })
+    // No logger: ajv's default writes to the app's console, where the package writes nothing.
+    ajv = new AjvClass({ allErrors: true, strict: false, addUsedSchema: false, logger: false })
     const addFormats = require('ajv-formats')
     ;(addFormats.default ?? addFormats)(ajv)
     ajvs.set(draft.name, ajv)

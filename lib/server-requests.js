@@ -15,7 +15,9 @@ let checks = null
 function checkOf(method) {
   if (checks === null) {
     const Ajv = require('ajv')
-    const ajv = new Ajv({ allErrors: false, strict: false })
+    // No logger: ajv's default writes to the app's console (the pinned schema's formats, such
+    // as `uint`, which ajv does not know and ignores). The package writes nothing there.
+    const ajv = new Ajv({ allErrors: false, strict: false, logger: false })
     const { responses } = require('../types/codex/server-request-responses.json')
     checks = new Map(Object.entries(responses).map(([name, schema]) => [name, { ajv, validate: ajv.compile(schema) }]))
   }
