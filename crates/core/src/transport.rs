@@ -259,7 +259,8 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if self.preamble_lines > MAX_PREAMBLE_LINES {
             return Err(FrameError::PreambleTooLong { lines: self.preamble_lines });
         }
-        Ok(ReadItem::Preamble(excerpt(&line)))
+        // A launcher's banner is text for an app (a `diagnostic`, a log record): without escapes.
+        Ok(ReadItem::Preamble(excerpt(&crate::text::plain_line(&line))))
     }
 }
 
@@ -325,7 +326,8 @@ pub(crate) mod tests {
 
     #[tokio::test]
     async fn frames_preamble_and_last_line_without_newline() {
-        let input = b"banner one\r\n\n{\"method\":\"a\",\"params\":{}}\n{\"id\":1,\"result\":{}}";
+        // A launcher's banner in colour: its words only.
+        let input = b"\x1b[1mbanner\x1b[0m one\r\n\n{\"method\":\"a\",\"params\":{}}\n{\"id\":1,\"result\":{}}";
         let got = read_all(input, 1024).await;
         assert_eq!(
             got,
