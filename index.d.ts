@@ -684,6 +684,7 @@ export function listThreads(options?: ListThreadsOptions): Promise<{ threads: Th
 
 export interface ListThreadsOptions extends CallOptions {
   limit?: number
+  /** `nextCursor` of the page before (non-empty); `null` or none: the first page. */
   cursor?: string | null
   /** `true`: only archived threads; otherwise only threads not archived. */
   archived?: boolean
@@ -726,7 +727,8 @@ export type { ThreadGoal, ThreadGoalStatus, SkillMetadata, McpServerStatus, Thre
 /**
  * Stores `apiKey` as the user's Codex login (Codex writes `auth.json`), then reads the account
  * as `readAccount` does. The key goes into the request's params and nowhere else: never on a
- * command line, in a log record, an error or an event. `LOGIN_FAILED` when Codex refuses it.
+ * command line, in a log record, an error or an event. `LOGIN_FAILED` when Codex refuses it; a
+ * key that is empty or holds whitespace or a control character is a `TypeError` naming `apiKey`.
  */
 export function loginWithApiKey(apiKey: string, options?: CallOptions): Promise<AccountInfo>
 

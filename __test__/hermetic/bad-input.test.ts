@@ -1,7 +1,7 @@
 // Bad input fails closed: options are read as given (not as JSON.stringify leaves them), a
 // signal or a logger cannot hurt the app, and a hostile abort reason is kept verbatim.
 import { afterEach, describe, expect, it } from 'vitest'
-import { CodexError, prepareTurn, readAccount, runTurn, runUtility, setLogger } from '../../index.js'
+import { CodexError, listThreads, loginWithApiKey, prepareTurn, readAccount, runTurn, runUtility, setLogger } from '../../index.js'
 import type { RunTurnOptions } from '../../index.js'
 import { fakeCodexRuns } from '../../testing/index.js'
 import { cleanupFakes, tempDir, writeFake } from '../support/fake.js'
@@ -120,6 +120,19 @@ describe('options are checked as given: what JSON would drop or change is a Type
     expect(error).toBeInstanceOf(CodexError)
     expect(error).toMatchObject({ code: 'ALREADY_STARTED', retryable: false })
     expect((await turn.outcome).status).toBe('completed')
+  })
+})
+
+describe('inputs that cannot work are refused before anything starts', () => {
+  it('an API key with whitespace or a control character, an empty cursor: a TypeError naming it, never showing it', async () => {
+    const { codexPath } = base()
+    for (const key of ['sk-a\nb', 'sk-a\u0000b', 'sk-a b', ' sk-ab', 'sk-ab\t', 'sk-a\u007fb', 'sk-a\u00a0b']) {
+      const error = await loginWithApiKey(key, { codexPath }).then(() => undefined, (e: Error) => e)
+      expect(error, JSON.stringify(key)).toBeInstanceOf(TypeError)
+      expect(error?.message).toMatch(/^apiKey must be a non-empty string without whitespace or control characters$/)
+    }
+    await expect(listThreads({ codexPath, cursor: '' })).rejects.toThrow(new TypeError('options.cursor must be a non-empty string'))
+    expect(fakeCodexRuns(codexPath)).toEqual([])
   })
 })
 
