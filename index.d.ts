@@ -295,7 +295,9 @@ export interface RunTurnOptions {
   cwd: string
   model?: string
   /**
-   * `full` (default): everything Codex asks is granted. `readOnly`: nothing is, every MCP server
+   * `full` (default): full access; command and file-change approvals are granted, a permission
+   * request gets an empty profile, an elicitation is declined, a question or any other request a
+   * method error (docs/agent-loop.md). `readOnly`: nothing is granted, every MCP server
    * is off, confirmed by the server. `ask`: a workspace-write sandbox where Codex asks before it
    * escalates; `onServerRequest` is required and answers.
    */
