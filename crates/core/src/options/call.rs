@@ -559,9 +559,13 @@ mod tests {
         );
         // A key that cannot work (HTTP would refuse it, or cut it): refused before anything is
         // stored, without showing it.
-        for bad in ["sk-a\nb", "sk-a\0b", "sk-a b", " sk-ab", "sk-ab\t", "sk-a\u{7f}b", "sk-a\u{a0}b", "sk-a\u{2028}b"] {
+        for bad in ["sk-a\nb", "sk-a\0b", "sk-a b", " sk-ab", "sk-ab\t", "sk-a\u{7f}b", "sk-a\u{a0}b", "sk-a\u{2028}b"]
+        {
             let refused = with_args("loginWithApiKey", None, serde_json::json!({"apiKey": bad})).unwrap_err();
-            assert_eq!(refused, "apiKey must be a non-empty string without whitespace or control characters", "{bad:?}");
+            assert_eq!(
+                refused, "apiKey must be a non-empty string without whitespace or control characters",
+                "{bad:?}"
+            );
         }
         // A key of the wrong type: its kind, not its value.
         let wrong = with_args("loginWithApiKey", None, serde_json::json!({"apiKey": [key]})).unwrap_err();
