@@ -240,7 +240,9 @@ export interface RunTurnOptions {
   cwd: string
   model?: string
   /**
-   * `full` (default): everything Codex asks is granted. `readOnly`: nothing is, every MCP server
+   * `full` (default): full access; command and file-change approvals are granted, a permission
+   * request gets an empty profile, an elicitation is declined, a question or any other request a
+   * method error (docs/agent-loop.md). `readOnly`: nothing is granted, every MCP server
    * is off, confirmed by the server. `ask`: the user's own workspace-write sandbox for `cwd`
    * (`sandbox_workspace_write` as `config/read` reports it), where Codex asks before it
    * escalates; `onServerRequest` is required and answers.
@@ -643,6 +645,7 @@ export function listThreads(options?: ListThreadsOptions): Promise<{ threads: Th
 
 export interface ListThreadsOptions extends CallOptions {
   limit?: number
+  /** `nextCursor` of the page before (non-empty); `null` or none: the first page. */
   cursor?: string | null
   /** `true`: only archived threads; otherwise only threads not archived. */
   archived?: boolean
@@ -685,7 +688,8 @@ export type { ThreadGoal, ThreadGoalStatus, SkillMetadata, McpServerStatus, Thre
 /**
  * Stores `apiKey` as the user's Codex login (Codex writes `auth.json`), then reads the account
  * as `readAccount` does. The key goes into the request's params and nowhere else: never on a
- * command line, in a log record, an error or an event. `LOGIN_FAILED` when Codex refuses it.
+ * command line, in a log record, an error or an event. `LOGIN_FAILED` when Codex refuses it; a
+ * key that is empty or holds whitespace or a control character is a `TypeError` naming `apiKey`.
  */
 export function loginWithApiKey(apiKey: string, options?: CallOptions): Promise<AccountInfo>
 

@@ -4,7 +4,7 @@
 // model, checks that schema against what strict structured output accepts, and validates the
 // parsed reply. Loaded on first use, so importing the package does not load ajv.
 
-const { plain, isProxy } = require('./lib/plain.js')
+const { plain, option, isArray } = require('./lib/plain.js')
 
 /** JSON Schema drafts by `$schema` (without a trailing `#`); absent means 2020-12. */
 const DRAFTS = [
@@ -88,11 +88,19 @@ function segment(key) {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
 }
 
-/** A Standard Schema (https://standardschema.dev): `~standard` with version 1 and `validate`. */
-function isStandardSchema(value) {
+/**
+ * A Standard Schema (https://standardschema.dev): `~standard` with version 1 and `validate`.
+ * `~standard` is read once; a getter or a Proxy's trap that throws is a TypeError naming `name`.
+ */
+function isStandardSchema(value, name = 'schema') {
   if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return false
-  const props = value['~standard']
-  return isPlainObject(props) && props.version === 1 && typeof props.validate === 'function'
+  const props = option(value, '~standard', name)
+  if (props === null || typeof props !== 'object') return false
+  try {
+    return props.version === 1 && typeof props.validate === 'function'
+  } catch {
+    throw new TypeError(`${name}["~standard"] could not be read`)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +217,8 @@ function ajvFor(draft) {
   if (!ajv) {
     const Ajv = require(draft.module)
     const AjvClass = Ajv.default ?? Ajv
-    ajv = new AjvClass({ allErrors: true, strict: false, addUsedSchema: false })
+    // No logger: ajv's default writes to the app's console, where the package writes nothing.
+    ajv = new AjvClass({ allErrors: true, strict: false, addUsedSchema: false, logger: false })
     const addFormats = require('ajv-formats')
     ;(addFormats.default ?? addFormats)(ajv)
     ajvs.set(draft.name, ajv)
@@ -331,13 +340,13 @@ const prepared = new WeakMap()
  * structured output would refuse, or whose draft is unknown. Cached per schema object.
  */
 function prepareOutputSchema(schema, name = 'options.outputSchema') {
-  if (isProxy(schema)) throw new TypeError(`${name} is a Proxy: pass plain data or a Standard Schema`)
-  if (schema === null || (typeof schema !== 'object' && typeof schema !== 'function') || Array.isArray(schema)) {
+  if (schema === null || (typeof schema !== 'object' && typeof schema !== 'function') || isArray(schema, name)) {
     throw new TypeError(`${name} must be a JSON Schema object or a Standard Schema (zod, valibot, arktype, …)`)
   }
   let result = prepared.get(schema)
   if (!result) {
-    result = isStandardSchema(schema) ? prepareStandardSchema(schema, name) : prepareJsonSchema(schema, name)
+    // A JSON Schema (a Proxy's included) is read as given, once, into a plain copy.
+    result = isStandardSchema(schema, name) ? prepareStandardSchema(schema, name) : prepareJsonSchema(schema, name)
     prepared.set(schema, result)
   }
   return result

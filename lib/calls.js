@@ -16,7 +16,7 @@ const { nativeCall } = require('./turn.js')
  */
 function startCall(name, threadId, options, args) {
   return new Promise((resolve, reject) => {
-    checkOptions(options, name, { optional: true })
+    options = checkOptions(options, name, { optional: true })
     const signal = options === undefined ? undefined : option(options, 'signal')
     checkSignal(signal)
     if (options !== undefined) checkMilliseconds(option(options, 'requestTimeoutMs'), 'options.requestTimeoutMs', 1)

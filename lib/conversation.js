@@ -9,7 +9,7 @@
 const { runTurn, prepareTurn, WAITING } = require('./turn.js')
 const { forkThread } = require('./calls.js')
 const { CodexError, SteerError, failure } = require('./errors.js')
-const { checkOptions, checkMilliseconds, wire, option, plain, isProxy } = require('./plain.js')
+const { checkOptions, checkMilliseconds, wire, option, plain, isArray } = require('./plain.js')
 const { serialIterator } = require('./iterator.js')
 
 /** The options of a turn that a conversation's options may not carry: each send gives its own. */
@@ -252,7 +252,7 @@ class ConversationTurn {
 /** `send`'s input as a turn's: `{ prompt }` or `{ input }`, a plain copy (what is sent later is what was given). */
 function turnInput(input) {
   if (typeof input === 'string') return { prompt: input }
-  if (!isProxy(input) && Array.isArray(input)) return { input: plain(input, 'input') }
+  if (input !== null && typeof input === 'object' && isArray(input, 'input')) return { input: plain(input, 'input') }
   throw new TypeError('send: input must be a string or an array of input items')
 }
 
@@ -351,7 +351,7 @@ class Conversation {
    */
   send(input, options) {
     if (this.#closed) throw closedError('send() after close()')
-    checkOptions(options, 'send', { optional: true })
+    options = checkOptions(options, 'send', { optional: true })
     const given = options === undefined ? {} : wire(options, [])
     for (const key of Object.keys(given)) {
       if (!SEND_OPTIONS.includes(key)) throw new TypeError(`options.${key} is not an option of send(): ${SEND_OPTIONS.join(', ')}`)
@@ -482,7 +482,7 @@ class Conversation {
   fork(options) {
     try {
       if (this.#closed) throw closedError('fork() after close()')
-      checkOptions(options, 'fork', { optional: true })
+      options = checkOptions(options, 'fork', { optional: true })
       const onTurn = options === undefined ? undefined : option(options, 'onTurn')
       if (onTurn !== undefined && typeof onTurn !== 'function') throw new TypeError('options.onTurn must be a function')
       const given = options === undefined ? {} : wire(options, ['onTurn'])
@@ -575,7 +575,7 @@ class Conversation {
  * `onTurn`. Throws a TypeError naming a bad option.
  */
 function openConversation(options) {
-  checkOptions(options, 'openConversation')
+  options = checkOptions(options, 'openConversation')
   for (const [key, why] of Object.entries(NOT_OPTIONS)) {
     if (option(options, key) !== undefined) throw new TypeError(`options.${key} is not an option of a conversation: ${why}`)
   }

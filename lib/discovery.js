@@ -11,7 +11,7 @@ const { checkOptions, wire } = require('./plain.js')
  * invalid options; an unavailable Codex is a report with `available: false`, not an error.
  */
 async function discoverCodex(options) {
-  checkOptions(options, 'discoverCodex', { optional: true })
+  options = checkOptions(options, 'discoverCodex', { optional: true })
   const given = options === undefined ? undefined : JSON.stringify(wire(options))
   let json
   try {

@@ -22,7 +22,7 @@ class LoginHandle {
   constructor(options) {
     let failed = null
     try {
-      checkOptions(options, 'startLogin', { optional: true })
+      options = checkOptions(options, 'startLogin', { optional: true })
       const signal = options === undefined ? undefined : option(options, 'signal')
       checkSignal(signal)
       if (options !== undefined) {

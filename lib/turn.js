@@ -3,7 +3,7 @@
 
 const binding = require('../native.js')
 const { SteerError, CodexError, settle, failure } = require('./errors.js')
-const { checkOptions, wire, option, checkMilliseconds, isProxy } = require('./plain.js')
+const { checkOptions, wire, option, checkMilliseconds, isArray } = require('./plain.js')
 const { checkSignal, listen } = require('./signal.js')
 const { BatchReader } = require('./batch.js')
 const { serialIterator } = require('./iterator.js')
@@ -67,7 +67,7 @@ class Turn {
   steer(input) {
     try {
       const items = typeof input === 'string' ? [{ type: 'text', text: input }] : input
-      if (isProxy(items) || !Array.isArray(items)) throw new TypeError('input must be a string or an array of input items')
+      if (items === null || typeof items !== 'object' || !isArray(items, 'input')) throw new TypeError('input must be a string or an array of input items')
       const given = wellFormed(wire({ input: items }, [], 'steer').input, 'input')
       return nativeCall(() => this.#native.steer(JSON.stringify(given))).then((json) => {
         settle(json, SteerError)
@@ -155,7 +155,7 @@ function wellFormed(items) {
  * is also `turn.outcome`. Throws a TypeError naming the option for invalid options.
  */
 function runTurn(options) {
-  checkOptions(options, 'runTurn')
+  options = checkOptions(options, 'runTurn')
   const schema = option(options, 'outputSchema')
   const prepared = schema === undefined ? undefined : require('../output-schema.js').prepareOutputSchema(schema, 'options.outputSchema')
   return startTurn(options, prepared === undefined ? undefined : prepared.wire)
@@ -297,13 +297,12 @@ class PreparedTurn {
     }
     let given
     if (typeof input === 'string') given = { prompt: input }
-    else if (!isProxy(input) && Array.isArray(input)) given = { input }
+    else if (input !== null && typeof input === 'object' && isArray(input, 'input')) given = { input }
     else {
       if (input === null || typeof input !== 'object') {
         throw new TypeError('start: input must be a string, an array of input items or { prompt?, input?, outputSchema?, effort?, model? }')
       }
-      checkOptions(input, 'start')
-      given = input
+      given = checkOptions(input, 'start', { path: 'input' })
     }
     const schema = option(given, 'outputSchema', 'input')
     const rest = wire(given, ['outputSchema'], 'input')
@@ -358,7 +357,7 @@ class PreparedTurn {
  * the option for invalid options.
  */
 function prepareTurn(options) {
-  checkOptions(options, 'prepareTurn')
+  options = checkOptions(options, 'prepareTurn')
   const idleTimeoutMs = option(options, 'idleTimeoutMs') ?? DEFAULT_IDLE_TIMEOUT_MS
   checkMilliseconds(idleTimeoutMs, 'options.idleTimeoutMs', 1)
   let prepared = null
@@ -373,7 +372,7 @@ function prepareTurn(options) {
  * whose `finalMessage` is the review. Throws a TypeError naming the option for invalid options.
  */
 function runReview(options) {
-  checkOptions(options, 'runReview')
+  options = checkOptions(options, 'runReview')
   return startTurn(options, undefined, binding.startReview)
 }
 

@@ -11,7 +11,7 @@ const { startTurn } = require('./turn.js')
  * own library, so refinements and transforms apply). Codex itself does not validate it.
  */
 async function runUtility(options) {
-  checkOptions(options, 'runUtility')
+  options = checkOptions(options, 'runUtility')
   const given = option(options, 'outputSchema')
   if (given === undefined) {
     throw new TypeError('options.outputSchema is required: a JSON Schema object or a Standard Schema (zod, valibot, arktype, …)')

@@ -24,3 +24,15 @@ export function npmPack(dir, destination) {
   const [result] = JSON.parse(out)
   return { tarball: join(destination, result.filename), files: result.files.map((f) => f.path) }
 }
+
+/** The files `npm pack` of `dir` would ship (paths from the package's root), without packing it. */
+export function packedFiles(dir) {
+  const out = execFileSync(npm, ['pack', '--dry-run', '--json'], {
+    cwd: dir,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    shell: process.platform === 'win32',
+    env: { ...plainEnv, npm_config_update_notifier: 'false', npm_config_fund: 'false' },
+  })
+  return JSON.parse(out)[0].files.map((f) => f.path)
+}

@@ -3,18 +3,21 @@
 // repository, and from there runs one real turn (the pinned Codex against the loopback mock
 // model) through `import` and through `require`, one turn against the test kit's scripted fake
 // and one structured call, all with `@rennet/codex/testing` as installed, and compiles TypeScript
-// consumers of the main entry and of the kit against the installed types. Proves the `files`
-// lists, the loader, the kit and the types. Needs a built addon (`pnpm build`); the install
+// consumers of the main entry and of the kit against the installed types; every relative link
+// of the installed README.md and docs/*.md, and each `docs/…` page the installed declaration
+// files name, must lead to a file of the installed package (scripts/doc-links.mjs). Proves the
+// `files` lists, the loader, the kit, the types and the documents. Needs a built addon (`pnpm build`); the install
 // fetches the package's own dependencies (ajv, ajv-formats, smol-toml) from the registry. The consumer has
 // no `@openai/codex` of its own, so the kit is pointed at this repository's pinned CLI.
 
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
 import { npm, npmPack, plainEnv } from './npm-pack.mjs'
+import { brokenLinks } from './doc-links.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
@@ -63,6 +66,8 @@ try {
     'package.json',
     'LICENSE',
     'types/codex/v2/ThreadItem.d.ts',
+    'docs/README.md',
+    'docs/testing-your-app.md',
     ...['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'fake-codex.js', 'fake-codex-server.js', 'fake-codex-wire.js', 'fake-codex-process.js', 'mock-responses.js', 'mock-responses.d.ts', 'codex-home.js', 'codex-home.d.ts'].map((f) => `testing/${f}`),
   ]
   const missing = mustShip.filter((f) => !root.files.includes(f))
@@ -79,6 +84,16 @@ try {
   run(npm, ['install', '--no-audit', '--no-fund', '--loglevel=error', platform.tarball, root.tarball], consumer)
   const installed = join(consumer, 'node_modules', ...pkg.name.split('/'))
   if (readdirSync(installed).some((f) => f.endsWith('.node'))) fail('the installed root package carries an addon of its own')
+
+  // The documents as a reader of node_modules sees them: every relative link leads to a file
+  // of the installed package.
+  const installedFiles = readdirSync(installed, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name).slice(installed.length + 1).split(/[\\/]/).join('/'))
+    .filter((file) => !file.startsWith('node_modules/'))
+  const broken = brokenLinks(installedFiles, (file) => readFileSync(join(installed, file), 'utf8'))
+  if (broken.length) fail(`links that lead nowhere in the installed package:\n${broken.join('\n')}`)
+  console.log(`documents: every relative link of the installed README.md and docs/ resolves (${installedFiles.filter((f) => f.endsWith('.md')).length} Markdown files)`)
 
   // 3. Through each entry: one real turn (the pinned CLI against the kit's mock model), one turn
   // against the kit's scripted fake, one structured call; the addon can only come from the

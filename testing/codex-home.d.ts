@@ -1,6 +1,11 @@
-// Types for codex-home.js.
+// Types for codex-home.js. `@rennet/codex/testing` (index.d.ts) re-exports what apps use; the
+// names marked @internal are this package's own suites', demo's and bench's, and are not
+// exported by the kit.
 
-/** The codex-cli version this package is tested with. */
+/**
+ * The codex-cli version this package is tested with.
+ * @internal
+ */
 export const PINNED_CODEX_VERSION: string
 
 /**
@@ -10,21 +15,25 @@ export const PINNED_CODEX_VERSION: string
  */
 export function codexBinaryPath(options?: { from?: string }): string
 
-/** The version `codex --version` prints. */
+/**
+ * The version `codex --version` prints.
+ * @internal
+ */
 export function codexVersion(bin: string): string
 
-/** The Codex binary under test: `RENNET_TEST_CODEX_BIN` (an absolute path), else `codexBinaryPath()`. */
+/**
+ * The Codex binary under test: `RENNET_TEST_CODEX_BIN` (an absolute path), else `codexBinaryPath()`.
+ * @internal
+ */
 export function codexUnderTest(): { path: string; version: string }
 
 /**
  * The config.toml that selects the loopback mock provider, with `extra` merged into it table by
  * table (a table the kit writes too, such as `[features]`, gets the extra keys; an extra value wins
  * over the kit's): never a duplicate table. Extra text that is not TOML is a TypeError.
+ * @internal
  */
 export function renderConfigToml(options: { baseUrl: string; model?: string; extra?: string }): string
-
-/** sha256 (hex) of a file's bytes, or null when it does not exist. */
-export function hashFile(path: string): string | null
 
 export interface CodexHome {
   root: string

@@ -135,7 +135,7 @@ function kitConfigToml({ baseUrl, model }) {
   ].join('\n')
 }
 
-/** sha256 of a file's bytes, or null when it does not exist. */
+/** sha256 of a file's bytes, or null when it does not exist (a home's config fingerprint). */
 function hashFile(path) {
   try {
     return createHash('sha256').update(readFileSync(path)).digest('hex')
@@ -272,7 +272,6 @@ module.exports = {
   codexVersion,
   codexUnderTest,
   renderConfigToml,
-  hashFile,
   isolatedEnv,
   createCodexHome,
   createLoggedOutHome,

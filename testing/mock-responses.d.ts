@@ -2,7 +2,11 @@
 
 export type SseEvent = Record<string, unknown>
 
+// Not exported: `export {}` makes the file's `export`s its only exports (without it, every
+// top-level declaration of a declaration file is exported, and `KIND` would compile in an app
+// and be undefined at run time).
 declare const KIND: unique symbol
+export {}
 
 /** A point in an SSE body where the mock calls `fn` and goes on when its promise settles. */
 export interface Checkpoint {

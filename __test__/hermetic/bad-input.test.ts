@@ -1,10 +1,10 @@
 // Bad input fails closed: options are read as given (not as JSON.stringify leaves them), a
 // signal or a logger cannot hurt the app, and a hostile abort reason is kept verbatim.
 import { afterEach, describe, expect, it } from 'vitest'
-import { CodexError, prepareTurn, readAccount, runTurn, runUtility, setLogger } from '../../index.js'
+import { CodexError, listThreads, loginWithApiKey, openConversation, prepareTurn, readAccount, runTurn, runUtility, setLogger } from '../../index.js'
 import type { RunTurnOptions } from '../../index.js'
 import { fakeCodexRuns } from '../../testing/index.js'
-import { cleanupFakes, tempDir, writeFake } from '../support/fake.js'
+import { cleanupFakes, collect, tempDir, writeFake } from '../support/fake.js'
 
 afterEach(async () => {
   setLogger(null)
@@ -55,7 +55,8 @@ describe('options are checked as given: what JSON would drop or change is a Type
     ['a cyclic env', { env: cyclic() }, /^options\.env\.loop refers back/],
     ['an env nested 20,000 deep', { env: deep(20_000) }, /^options\.env(\.x)+ is nested more than 100 levels deep/],
     ['a toJSON that would replace the options', { toJSON: () => ({ prompt: 'y' }) }, /^options\.toJSON: options are read as given/],
-    ['a revoked Proxy', { env: revoked() }, /^options\.env is a Proxy/],
+    ['a revoked Proxy', { env: revoked() }, /^options\.env is a revoked Proxy/],
+    ['a Proxy of a Map', { mcp: { servers: new Proxy(new Map(), {}) } }, /^options\.mcp\.servers must be a plain object, not a Map/],
     ['a class instance', { env: new (class Env { A = 'x' })() }, /^options\.env must be a plain object, not an Env/],
     ['a Date', { locus: new Date() }, /^options\.locus must be a plain object, not a Date/],
     ['a symbol key', { env: { [Symbol('k')]: 'v' } }, /^options\.env has symbol keys/],
@@ -120,6 +121,97 @@ describe('options are checked as given: what JSON would drop or change is a Type
     expect(error).toBeInstanceOf(CodexError)
     expect(error).toMatchObject({ code: 'ALREADY_STARTED', retryable: false })
     expect((await turn.outcome).status).toBe('completed')
+  })
+})
+
+describe('a Proxy of plain data is read once, through its traps, as the data it is', () => {
+  /** A Proxy of `target` that counts each trap it runs, by trap and key. */
+  function counted<T extends object>(target: T) {
+    const reads: string[] = []
+    const handler: ProxyHandler<T> = {}
+    for (const trap of ['get', 'getOwnPropertyDescriptor', 'ownKeys', 'getPrototypeOf', 'has'] as const) {
+      ;(handler as Record<string, unknown>)[trap] = (...args: unknown[]) => {
+        if (trap === 'get' || trap === 'getOwnPropertyDescriptor' || trap === 'has') reads.push(`${trap} ${String(args[1])}`)
+        return (Reflect[trap] as (...a: unknown[]) => unknown)(...args)
+      }
+    }
+    return { proxy: new Proxy(target, handler), reads }
+  }
+  const items = () => [{ type: 'text' as const, text: 'From a proxy.' }]
+  const sent = (log: { request(m: string): { params: { input: unknown } } }, method = 'turn/start') => log.request(method).params.input
+
+  it('runTurn, prepared.start() and conversation.send() take a Proxy of an input array', async () => {
+    const cwd = tempDir()
+    const { codexPath, log } = writeFake('minimal', {}, cwd)
+    const { proxy, reads } = counted(items())
+    expect((await runTurn({ prompt: undefined, input: proxy, cwd, codexPath }).outcome).status).toBe('completed')
+    expect(sent(log)).toEqual([{ type: 'text', text: 'From a proxy.', text_elements: [] }])
+    // Each element and the length once: what is sent is what was read.
+    expect(reads.filter((r) => r.startsWith('get ')).sort()).toEqual(['get 0', 'get length'])
+
+    const prepared = writeFake('minimal', {}, tempDir())
+    expect((await prepareTurn({ cwd, codexPath: prepared.codexPath }).start(new Proxy(items(), {})).outcome).status).toBe('completed')
+    expect(sent(prepared.log)).toEqual([{ type: 'text', text: 'From a proxy.', text_elements: [] }])
+
+    const chat = writeFake('minimal', {}, tempDir())
+    const conversation = openConversation({ cwd, codexPath: chat.codexPath, prepareNext: false })
+    try {
+      expect((await conversation.send(new Proxy(items(), {})).outcome).status).toBe('completed')
+      expect(sent(chat.log)).toEqual([{ type: 'text', text: 'From a proxy.', text_elements: [] }])
+    } finally {
+      await conversation.close()
+    }
+  })
+
+  it('turn.steer() takes a Proxy of an input array', async () => {
+    const cwd = tempDir()
+    const { codexPath, log } = writeFake({ steps: [{ type: 'delay', ms: 200 }, { type: 'message', text: 'Steered.' }] }, {}, cwd)
+    const turn = runTurn({ prompt: 'hi', cwd, codexPath })
+    const steered = turn.steer(new Proxy(items(), {}))
+    await collect(turn)
+    await expect(steered).resolves.toBeUndefined()
+    expect(sent(log, 'turn/steer')).toEqual([{ type: 'text', text: 'From a proxy.', text_elements: [] }])
+  })
+
+  it('a Proxy of an options object, and of a nested object, is read as the object', async () => {
+    const { codexPath, options } = base()
+    const { proxy: env, reads } = counted({ RENNET_FROM_PROXY: 'yes' })
+    const given = new Proxy({ ...options, env }, {})
+    expect((await runTurn(given).outcome).status).toBe('completed')
+    expect(reads.filter((r) => r.startsWith('get ')).sort()).toEqual(['get RENNET_FROM_PROXY'])
+    expect(fakeCodexRuns(codexPath)).toHaveLength(1)
+  })
+
+  it('what a Proxy cannot give is a TypeError naming its path, before anything starts', () => {
+    const { codexPath, options } = base()
+    const throwing = new Proxy([{ type: 'text', text: 'x' }], {
+      get(target, key) {
+        if (key === '0') throw new Error('no')
+        return Reflect.get(target, key)
+      },
+    })
+    expect(thrownBy(() => runTurn({ ...options, prompt: undefined, input: throwing } as never)).message).toMatch(/^options\.input\[0\] could not be read: its Proxy threw/)
+    const noKeys = new Proxy({}, { ownKeys: () => { throw new Error('no') } })
+    expect(thrownBy(() => runTurn({ ...options, env: noKeys } as never)).message).toMatch(/^options\.env could not be read: its Proxy threw/)
+    expect(thrownBy(() => runTurn(revoked() as never)).message).toMatch(/^runTurn: options is a revoked Proxy/)
+    // Through a Proxy, a value that is not plain data is named as what it is.
+    expect(thrownBy(() => runTurn({ ...options, prompt: undefined, input: new Proxy(new Set(), {}) } as never)).message).toMatch(
+      /^options\.input must be a plain object, not a Set/,
+    )
+    expect(fakeCodexRuns(codexPath)).toEqual([])
+  })
+})
+
+describe('inputs that cannot work are refused before anything starts', () => {
+  it('an API key with whitespace or a control character, an empty cursor: a TypeError naming it, never showing it', async () => {
+    const { codexPath } = base()
+    for (const key of ['sk-a\nb', 'sk-a\u0000b', 'sk-a b', ' sk-ab', 'sk-ab\t', 'sk-a\u007fb', 'sk-a\u00a0b']) {
+      const error = await loginWithApiKey(key, { codexPath }).then(() => undefined, (e: Error) => e)
+      expect(error, JSON.stringify(key)).toBeInstanceOf(TypeError)
+      expect(error?.message).toMatch(/^apiKey must be a non-empty string without whitespace or control characters$/)
+    }
+    await expect(listThreads({ codexPath, cursor: '' })).rejects.toThrow(new TypeError('options.cursor must be a non-empty string'))
+    expect(fakeCodexRuns(codexPath)).toEqual([])
   })
 })
 

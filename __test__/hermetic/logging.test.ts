@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { setLogger } from '../../index.js'
+import { readAccount, setLogger } from '../../index.js'
 import type { LogRecord } from '../../index.js'
 import { cleanupFakes, fakeRun, scenarios, tempDir, writeFake } from '../support/fake.js'
 import { eventually, isAlive } from '../support/procs.js'
@@ -122,6 +122,34 @@ describe('logging', () => {
     const before = records.length
     await fakeRun('minimal')
     expect(records.length).toBe(before)
+  })
+
+  it('records carry no terminal escapes: the child\'s coloured stderr and a launcher\'s coloured banner arrive as text', async () => {
+    const records: LogRecord[] = []
+    setLogger((r) => records.push(r), { filter: 'rennet_codex=debug' })
+    const ESC = '\u001b'
+    const banner = `${ESC}[1mfake launcher${ESC}[0m ${ESC}]0;title${ESC}\\ready`
+    const coloured = `${ESC}[2m2026-01-01T00:00:00Z${ESC}[0m ${ESC}[32m INFO${ESC}[0m codex_core: ready`
+    const run = await fakeRun({
+      preamble: [banner],
+      steps: [{ type: 'stderr', text: coloured }, { type: 'exit', code: 3, stderr: `${ESC}[31mERROR${ESC}[0m it broke` }],
+    })
+    expect(run.terminal.failure?.code).toBe('PROCESS_EXITED')
+    // A call too: its child's banner is logged (a call has no diagnostic events).
+    await readAccount({ codexPath: writeFake({ preamble: [banner] }).codexPath })
+    expect(await eventually(() => records.filter((r) => r.message === 'call ended' || r.message === 'turn ended').length >= 2, 10_000)).toBe(true)
+
+    const stderr = records.filter((r) => r.target === 'rennet_codex::stderr').map((r) => r.message)
+    expect(stderr).toEqual(
+      expect.arrayContaining(['2026-01-01T00:00:00Z  INFO codex_core: ready', 'ERROR it broke', 'preamble: fake launcher ready']),
+    )
+    for (const r of records) expect(JSON.stringify(r), r.message).not.toContain('\\u001b')
+    // The events and the failure's stderr tail read the same text.
+    const diagnostics = run.events.flatMap((e) => (e.type === 'diagnostic' ? [e.line] : []))
+    expect(diagnostics).toEqual(expect.arrayContaining(['fake launcher ready', '2026-01-01T00:00:00Z  INFO codex_core: ready']))
+    for (const line of diagnostics) expect(line).not.toContain(ESC)
+    expect(JSON.stringify(run.terminal.failure?.detail)).toContain('ERROR it broke')
+    expect(JSON.stringify(run.terminal.failure?.detail)).not.toContain('\\u001b')
   })
 
   it('the filter decides what reaches the callback', async () => {

@@ -15,7 +15,7 @@ export function openChatPane(options: ConversationOptions, show: (event: Harness
   const conversation = openConversation({ ...options, onTurn: render })
   return {
     // While a turn runs, the text is steered into it; too late to steer, it becomes the next turn.
-    send: (text: string, model?: string) => conversation.send(text, { model }),
+    send: (text: string, model?: string) => conversation.send(text, model === undefined ? {} : { model }),
     stop: () => conversation.running?.abort(new Error('stopped by the user')),
     shown: () => shown,
     threadId: () => conversation.threadId, // keep it: openChatPane({ ...options, threadId }) goes on

@@ -30,6 +30,7 @@ import {
 } from '../../testing/mock-responses.js'
 import type { RecordedRequest } from '../../testing/mock-responses.js'
 import { eventually } from '../support/procs.js'
+import { PINNED_CODEX_VERSION, codexUnderTest } from '../../testing/codex-home.js'
 import { runRealTurn, usageOf } from './harness.js'
 
 const cleanups: Array<() => void> = []
@@ -273,6 +274,15 @@ describe('real codex app-server: the agent loop', { timeout: 120_000 }, () => {
     })
     expect(r.terminal.status).toBe('completed')
     expect(asked.map((q) => q.method)).toEqual(['item/commandExecution/requestApproval', 'item/commandExecution/requestApproval'])
+    // What docs/agent-loop.md says an app reads ("Reading an approval's command"): the command
+    // wrapped in the shell, the model's own in commandActions (as 0.171.0 sends them).
+    if (codexUnderTest().version === PINNED_CODEX_VERSION) {
+      const params = asked[0].params as { command?: string; commandActions?: Array<{ command: string; type: string }> }
+      // The user's shell (bash here), as a login shell running the command.
+      expect(params.command).toMatch(/^\S+ -lc '/)
+      expect(params.command).toContain(`touch ${approved}'`)
+      expect(params.commandActions).toEqual([{ type: 'unknown', command: `touch ${approved}` }])
+    }
     expect(r.of('serverRequest').map((e) => e.reply)).toEqual(['app', 'app'])
     expect(existsSync(approved)).toBe(true)
     expect(existsSync(declined)).toBe(false)

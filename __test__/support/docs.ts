@@ -60,3 +60,16 @@ export function docBlock(file: string, heading: string, options: { containing?: 
   }
   return block.text
 }
+
+/**
+ * The text under the heading `heading` of `file` (from the repository root), up to the next
+ * heading of the same or a higher level. Throws naming the file and the heading when there is none.
+ */
+export function docSection(file: string, heading: string): string {
+  const lines = readFileSync(join(root, file), 'utf8').split('\n')
+  const start = lines.findIndex((line) => /^#{1,6} /.test(line) && line.replace(/^#+ /, '').trim() === heading)
+  if (start < 0) throw new Error(`${file} has no heading "${heading}"`)
+  const level = /^#+/.exec(lines[start])![0].length
+  const end = lines.findIndex((line, i) => i > start && new RegExp(`^#{1,${level}} `).test(line))
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n')
+}

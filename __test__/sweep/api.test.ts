@@ -102,6 +102,9 @@ class Lazy {
   }
 }
 
+/** A Proxy of what `recipe` makes (a store's observable array, a reactive object): read as the data it is. */
+const viaProxy = (recipe: unknown) => new Lazy(() => new Proxy(real(recipe) as object, {}), 'a Proxy of it')
+
 /** `value` with every Lazy made: plain objects and arrays rebuilt, everything else as it is. */
 function real(value: unknown): unknown {
   if (value instanceof Lazy) return value.make()
@@ -129,6 +132,10 @@ const hostile: fc.Arbitrary<unknown> = fc.oneof(
     () => new Date(0),
     () => new (class Instance { a = 1 })(),
     () => new Proxy({}, {}),
+    () => new Proxy({ A: 'x' }, {}),
+    () => new Proxy({ A: 'x' }, { get: () => { throw new Error('trap') } }),
+    () => new Proxy([{ type: 'text', text: 'x' }], { ownKeys: () => { throw new Error('trap') } }),
+    () => new Proxy(new Map([['a', 1]]), {}),
     revoked,
     cyclic,
     () => deep(5_000),
@@ -194,6 +201,7 @@ function turnOptions() {
   // Mostly a prompt or input items, now and then both or neither.
   const said = fc.oneof(
     { weight: 8, arbitrary: fc.oneof(text.map((prompt) => ({ prompt })), fc.array(item, { minLength: 1, maxLength: 3 }).map((input) => ({ input }))) },
+    { weight: 2, arbitrary: fc.array(item, { minLength: 1, maxLength: 3 }).map((input) => ({ input: viaProxy(input) })) },
     { weight: 1, arbitrary: fc.constant({}) },
     { weight: 1, arbitrary: fc.record({ prompt: text, input: fc.array(item, { maxLength: 2 }) }) },
   )
@@ -321,7 +329,7 @@ describe('the public API swept with generated input', () => {
     const turn = runTurn({ prompt: 'hang', cwd: dir, codexPath: hanging })
     const events = drain(turn)
     await fc.assert(
-      fc.asyncProperty(fc.oneof(text, fc.array(item, { maxLength: 3 }), hostile), async (recipe) => {
+      fc.asyncProperty(fc.oneof(text, fc.array(item, { maxLength: 3 }), fc.array(item, { minLength: 1, maxLength: 3 }).map(viaProxy), hostile), async (recipe) => {
         const input = real(recipe)
         let promise: Promise<void> | undefined
         expect(() => (promise = turn.steer(input as never))).not.toThrow()

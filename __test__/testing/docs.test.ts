@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { runTurn, runUtility } from '../../index.js'
 import type { HarnessEvent } from '../../index.js'
 import { codexBinaryPath, createGitCwd, fakeCodexRuns, jsonMessageResponse, removeFakeCodexes, startMockModel, writeFakeCodex } from '../../testing/index.js'
-import { docBlock } from '../support/docs.js'
+import { docBlock, docSection } from '../support/docs.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 import { Transcript } from './docs-transcript.js'
 
@@ -22,6 +22,49 @@ function expectLines(block: string, lines: string[]) {
   const shown = new Set(block.split('\n').map((l) => l.trim()))
   for (const line of lines) expect(shown.has(line.trim()), `the example shows: ${line.trim()}`).toBe(true)
 }
+
+describe("request()'s door, said plainly", () => {
+  const pinned = new Set(
+    [...readFileSync(join(__dirname, '..', '..', 'types', 'codex', 'ClientRequestMap.d.ts'), 'utf8').matchAll(/"([^"]+)": \{ params/g)].map((m) => m[1]),
+  )
+
+  it('docs/calls.md lists the methods that write the config or files, run commands or change the account: each one of the pinned protocol', () => {
+    const section = docSection('docs/calls.md', 'What `request()` can change')
+    const named = [...section.matchAll(/`([a-zA-Z]+(?:\/[a-zA-Z_]+)+)`/g)].map((m) => m[1])
+    expect(named.filter((method) => !pinned.has(method))).toEqual([])
+    expect(named).toEqual(
+      expect.arrayContaining(['config/value/write', 'config/batchWrite', 'command/exec', 'fs/writeFile', 'thread/shellCommand', 'account/login/start']),
+    )
+  })
+
+  it("docs/agent-loop.md's approval handler is the one the types project compiles (approvals.mts), verbatim", () => {
+    const compiled = readFileSync(join(__dirname, '..', 'types', 'approvals.mts'), 'utf8')
+    const between = compiled.slice(compiled.indexOf('// --- docs/agent-loop.md\n') + '// --- docs/agent-loop.md\n'.length, compiled.indexOf('  // --- end'))
+    expect(docBlock('docs/agent-loop.md', "Reading an approval's command")).toBe(between)
+  })
+
+  it("the README's promise names request() as the app's explicit door", () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8')
+    const promise = readme.split('\n- ').find((bullet) => bullet.includes('never written behind your back'))
+    expect(promise).toContain('`request()`')
+    expect(promise).toContain('docs/calls.md#what-request-can-change')
+  })
+})
+
+describe('what docs/testing-your-app.md says of the kit', () => {
+  it("codexBinaryPath() is the installed @openai/codex's binary, whatever RENNET_CODEX_BIN says", () => {
+    const installed = codexBinaryPath()
+    const before = process.env.RENNET_CODEX_BIN
+    process.env.RENNET_CODEX_BIN = '/nonexistent/codex'
+    try {
+      expect(codexBinaryPath()).toBe(installed)
+    } finally {
+      if (before === undefined) delete process.env.RENNET_CODEX_BIN
+      else process.env.RENNET_CODEX_BIN = before
+    }
+    expect(installed).toMatch(/@openai[\\/]codex/)
+  })
+})
 
 describe('documentation examples', () => {
   it('docs-transcript.ts is the adapter of docs/events.md, verbatim', () => {

@@ -236,7 +236,10 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 Err(e) => {
                     let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
                     if !self.seen_frame {
-                        return self.preamble(lossy);
+                        match self.preamble(&lossy)? {
+                            Some(item) => return Ok(item),
+                            None => continue,
+                        }
                     }
                     return Err(FrameError::InvalidUtf8 { excerpt: excerpt(&lossy) });
                 }
@@ -249,17 +252,24 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 Err(reason) if self.seen_frame => {
                     return Err(FrameError::Malformed { excerpt: excerpt(&line), reason });
                 }
-                Err(_) => return self.preamble(line),
+                Err(_) => match self.preamble(&line)? {
+                    Some(item) => return Ok(item),
+                    None => continue,
+                },
             }
         }
     }
 
-    fn preamble(&mut self, line: String) -> Result<ReadItem, FrameError> {
+    /// A line before the first frame: counted against the bound, and handed on as text for an
+    /// app (a `diagnostic`, a log record), without terminal escapes. A line that held only
+    /// escapes (a shell switching its modes) is skipped, as a blank line is.
+    fn preamble(&mut self, line: &str) -> Result<Option<ReadItem>, FrameError> {
         self.preamble_lines += 1;
         if self.preamble_lines > MAX_PREAMBLE_LINES {
             return Err(FrameError::PreambleTooLong { lines: self.preamble_lines });
         }
-        Ok(ReadItem::Preamble(excerpt(&line)))
+        let text = crate::text::plain_line(line);
+        Ok((!text.trim().is_empty()).then(|| ReadItem::Preamble(excerpt(&text))))
     }
 }
 
@@ -325,7 +335,10 @@ pub(crate) mod tests {
 
     #[tokio::test]
     async fn frames_preamble_and_last_line_without_newline() {
-        let input = b"banner one\r\n\n{\"method\":\"a\",\"params\":{}}\n{\"id\":1,\"result\":{}}";
+        // A launcher's banner in colour: its words only; a line of nothing but a mode switch
+        // is skipped, as a blank one is.
+        let input =
+            b"\x1b[1mbanner\x1b[0m one\r\n\x1b[?2004h\n\n{\"method\":\"a\",\"params\":{}}\n{\"id\":1,\"result\":{}}";
         let got = read_all(input, 1024).await;
         assert_eq!(
             got,

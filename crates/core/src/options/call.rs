@@ -338,7 +338,7 @@ pub fn parse(
         "forkThread" => {
             (Call::ForkThread { thread_id: thread()?, last_turn_id: raw.last_turn_id.clone() }, &["lastTurnId"])
         }
-        "loginWithApiKey" => (Call::LoginWithApiKey { api_key: Secret(args.string("apiKey")?) }, &[]),
+        "loginWithApiKey" => (Call::LoginWithApiKey { api_key: api_key(args.take("apiKey")?)? }, &[]),
         "logout" => (Call::Logout, &[]),
         "renameThread" => (Call::RenameThread { thread_id: thread()?, name: args.string("name")? }, &[]),
         "archiveThread" => (Call::ArchiveThread { thread_id: thread()? }, &[]),
@@ -383,9 +383,12 @@ pub fn parse(
     if raw.limit == Some(0) {
         return Err(invalid("options.limit must be greater than 0"));
     }
-    for (option, value) in
-        [("lastTurnId", &raw.last_turn_id), ("searchTerm", &raw.search_term), ("sortKey", &raw.sort_key)]
-    {
+    for (option, value) in [
+        ("cursor", &raw.cursor),
+        ("lastTurnId", &raw.last_turn_id),
+        ("searchTerm", &raw.search_term),
+        ("sortKey", &raw.sort_key),
+    ] {
         if matches!(value, Some(v) if v.is_empty()) {
             return Err(invalid(format!("options.{option} must be a non-empty string")));
         }
@@ -398,6 +401,16 @@ pub fn parse(
     let target = Target::parse(cwd, raw.codex_path, raw.locus, raw.env)?;
     let request_timeout = super::json::request_timeout(raw.request_timeout_ms)?;
     Ok(CallOptions { call, target, request_timeout })
+}
+
+/// `loginWithApiKey`'s key, as a key that can work: Codex stores whatever it is given, and a
+/// key with whitespace or a control character (a pasted newline, a NUL) fails every request
+/// later, or cannot be sent in a header at all. The error never shows the key.
+fn api_key(key: Option<String>) -> Result<Secret, OptionsError> {
+    match key {
+        Some(key) if !key.is_empty() && !key.chars().any(|c| c.is_whitespace() || c.is_control()) => Ok(Secret(key)),
+        _ => Err(invalid("apiKey must be a non-empty string without whitespace or control characters")),
+    }
 }
 
 /// A goal change changes something, in the protocol's terms.
@@ -533,8 +546,18 @@ mod tests {
         assert!(!format!("{call:?}").contains(key), "{call:?}");
         assert_eq!(
             with_args("loginWithApiKey", None, serde_json::json!({"apiKey": ""})),
-            Err("apiKey must be a non-empty string".into())
+            Err("apiKey must be a non-empty string without whitespace or control characters".into())
         );
+        // A key that cannot work (HTTP would refuse it, or cut it): refused before anything is
+        // stored, without showing it.
+        for bad in ["sk-a\nb", "sk-a\0b", "sk-a b", " sk-ab", "sk-ab\t", "sk-a\u{7f}b", "sk-a\u{a0}b", "sk-a\u{2028}b"]
+        {
+            let refused = with_args("loginWithApiKey", None, serde_json::json!({"apiKey": bad})).unwrap_err();
+            assert_eq!(
+                refused, "apiKey must be a non-empty string without whitespace or control characters",
+                "{bad:?}"
+            );
+        }
         // A key of the wrong type: its kind, not its value.
         let wrong = with_args("loginWithApiKey", None, serde_json::json!({"apiKey": [key]})).unwrap_err();
         assert!(!wrong.contains(key), "{wrong}");
@@ -580,6 +603,8 @@ mod tests {
         assert!(err("listThreads", None, r#"{"cwd":"rel"}"#).starts_with("options.cwd must be an absolute path"));
         assert!(err("listThreads", None, r#"{"sourceKinds":"subAgent"}"#).starts_with("options.sourceKinds:"));
         assert_eq!(err("listThreads", None, r#"{"sortKey":""}"#), "options.sortKey must be a non-empty string");
+        // An empty cursor is no page of the list: Codex would start again from the first.
+        assert_eq!(err("listThreads", None, r#"{"cursor":""}"#), "options.cursor must be a non-empty string");
         assert_eq!(
             err("listThreads", None, r#"{"sourceKinds":["cli",""]}"#),
             "options.sourceKinds[1] must be a non-empty string"

@@ -1,5 +1,5 @@
 //! A child's stderr: always drained (a full pipe would stall the child), each line handed on as
-//! it arrives, and the first and last lines kept for a failure's detail.
+//! it arrives without terminal escapes, and the first and last lines kept for a failure's detail.
 
 use crate::transport::{LineReader, Overflow};
 use std::collections::VecDeque;
@@ -67,7 +67,7 @@ impl StderrLog {
     }
 }
 
-/// Receives each stderr line (redacted) as it arrives.
+/// Receives each stderr line (without terminal escapes, redacted) as it arrives.
 pub type LineSink = Box<dyn Fn(String) + Send + Sync>;
 
 /// Reads `stderr` to its end in a task of its own. `secrets` are replaced by `<redacted>` before
@@ -98,7 +98,9 @@ async fn read_lines(
     let mut lines = LineReader::new(stderr, LINE_BYTES, Overflow::KeepHead);
     // An unreadable stderr ends like a closed one: nothing more to drain.
     while let Ok(Some(line)) = lines.next_line().await {
-        let mut text = String::from_utf8_lossy(&line.bytes).trim_end_matches('\r').to_string();
+        // Codex colours its stderr even on a pipe: every reader (the log, a `diagnostic`, a
+        // failure's stderr tail) gets the words, not the escapes.
+        let mut text = crate::text::plain_line(String::from_utf8_lossy(&line.bytes).trim_end_matches('\r'));
         if line.cut {
             text.push('…');
         }
@@ -141,7 +143,8 @@ mod tests {
             input.push_str(&format!("line {i}\n"));
         }
         input.push_str(&"x".repeat(5000));
-        input.push_str("\ntoken=s3cret-value here\nlast without newline");
+        // Coloured, with a secret whose colour codes would split it: redacted all the same.
+        input.push_str("\n\u{1b}[2mtoken=\u{1b}[0ms3cret-\u{1b}[1mvalue\u{1b}[0m here\nlast without newline");
         let seen = Arc::new(Mutex::new(0usize));
         let counter = seen.clone();
         let (log, _) = drain(

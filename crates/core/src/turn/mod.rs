@@ -176,8 +176,6 @@ async fn start_and_drive(
     let held = prelude.clone();
     let on_stderr: LineSink = Box::new(move |line| {
         if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
-            // Codex colours its stderr even on a pipe: the app gets the words, not the escapes.
-            let line = crate::text::plain_line(&line);
             match held.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
                 Some(lines) => lines.push(line),
                 None => sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line }),
