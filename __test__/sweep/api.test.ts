@@ -34,7 +34,7 @@ const runs = (n: number) => Math.max(1, Math.round(n * SCALE))
 const params = (n: number) => ({ seed: SEED, numRuns: runs(n), endOnFailure: true })
 
 /** Every code a failure can carry (index.d.ts FailureCode). */
-const CODES = new Set([...readFileSync(join(__dirname, '..', '..', 'index.d.ts'), 'utf8').matchAll(/^\s*\| '([A-Z_]+)'$/gm)].map((m) => m[1]))
+const CODES = new Set([...readFileSync(join(__dirname, '..', '..', 'types', 'surface.d.ts'), 'utf8').matchAll(/^\s*\| '([A-Z_]+)'$/gm)].map((m) => m[1]))
 
 /** How a TypeError's message begins: the option's path, or the function's name. */
 const NAMED = /^(options|input|steer|start|runTurn|prepareTurn|runUtility|readAccount|listModels|listThreads|readThread|forkThread|discoverCodex)([.[:]| must| is| has| could| refers)/
