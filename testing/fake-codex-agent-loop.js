@@ -7,6 +7,7 @@
 // after the user's turn, each by a player of its own that shares the fake's wire.
 
 const wire = require('./fake-codex-wire.js')
+const tools = require('./fake-codex-tools.js')
 
 const { nowMs, nowS } = wire
 
@@ -34,6 +35,7 @@ function checkStep(step, path, fail, checkSteps) {
   switch (step.type) {
     case 'agent':
       if (step.spawn !== undefined && !SPAWNS.includes(step.spawn)) fail(`${path}.spawn`, `must be one of ${SPAWNS.join(', ')}`)
+      if (step.forkContext !== undefined && typeof step.forkContext !== 'boolean') fail(`${path}.forkContext`, 'must be a boolean')
       checkSteps(step.steps, `${path}.steps`)
       return
     case 'goal':
@@ -162,6 +164,8 @@ async function agent(fake, s, ids) {
   const spawn = s.spawn ?? 'collab'
   const child = { threadId: s.threadId, turnId: s.turnId ?? `${s.threadId}:turn`, cwd: fake.turn.cwd, input: [] }
   const p = player(fake, child)
+  // The child's app tools: the parent thread's, as a `fork_context: true` spawn gives them, or none.
+  tools.inherit(fake, ids.threadId, child.threadId, s.forkContext !== false)
   const callId = s.callId ?? fake.id('spawn')
   const base = {
     type: 'collabAgentToolCall',
@@ -407,8 +411,11 @@ async function afterTurn(fake) {
 function interrupt(fake, params, id) {
   const entry = loopOf(fake).live.get(params.turnId)
   if (!entry || entry.player.turn.threadId !== params.threadId || entry.player.turnDone) return false
+  const honour = (fake.script.interrupt ?? 'honour') !== 'ignore'
+  // Its app tool calls still waiting fail before the interrupt is answered, as Codex does.
+  if (honour) tools.interrupted(fake, params.turnId)
   fake.send({ id, result: {} })
-  if ((fake.script.interrupt ?? 'honour') !== 'ignore') endInterrupted(entry.player)
+  if (honour) endInterrupted(entry.player)
   return true
 }
 

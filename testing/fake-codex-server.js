@@ -13,6 +13,7 @@ const { spawn } = require('node:child_process')
 const wire = require('./fake-codex-wire.js')
 const { closeStdout, ownPgid, startGrandchild } = require('./fake-codex-process.js')
 const loop = require('./fake-codex-agent-loop.js')
+const tools = require('./fake-codex-tools.js')
 
 const { nowMs } = wire
 
@@ -60,6 +61,8 @@ class FakeCodex {
     /** Frames collected instead of written, inside a `batch` step. */
     this.capture = null
     this.threadUsage = wire.usage(script.threadUsage)
+    /** App tools: the capability, each thread's tools, the calls waiting for an answer (fake-codex-tools.js). */
+    this.tools = tools.state(script, logPath)
   }
 
   log(entry) {
@@ -306,6 +309,8 @@ class FakeCodex {
     switch (method) {
       case 'initialize': {
         if (this.faultAt('before-init')) return
+        // What `thread/start.dynamicTools` needs.
+        this.tools.experimentalApi = params.capabilities?.experimentalApi === true
         const name = params.clientInfo?.name ?? 'client'
         const clientVersion = params.clientInfo?.version ?? '0'
         const result = {
@@ -334,10 +339,14 @@ class FakeCodex {
       }
       case 'thread/start':
       case 'thread/resume': {
+        // Codex refuses app tools it cannot take before anything else of the thread.
+        const refused = method === 'thread/start' && tools.refusal(params.dynamicTools, this.tools.experimentalApi)
+        if (refused) return void this.send({ error: { code: -32600, message: refused }, id })
         this.threadId = method === 'thread/start' ? (this.script.threadId ?? THREAD_ID) : params.threadId
         this.threadConfig = params.config ?? null
         const result = this.threadResult(params)
         if (!(await this.answer(method, id, result))) return
+        tools.threadOpened(this, method, this.threadId, params)
         if (method === 'thread/start' && !this.omit.has('threadStarted')) this.notify('thread/started', { thread: result.thread })
         if (this.faultAt('after-thread')) return
         this.notifyAfter(method)
@@ -380,6 +389,8 @@ class FakeCodex {
           this.log({ event: 'exit-on-interrupt' })
           return void this.exit(0)
         }
+        // Codex fails the turn's app tool calls still waiting before it answers the interrupt.
+        if (mode === 'honour') tools.interrupted(this, params.turnId)
         this.send({ id, result: {} })
         if (mode === 'honour') loop.endInterrupted(this)
         return
@@ -415,6 +426,8 @@ class FakeCodex {
       const nextCursor = at + 1 < scripted.pages.length ? String(at + 1) : null
       this.send({ id, result: { data: scripted.pages[at] ?? [], nextCursor } })
     } else this.send({ id, result: scripted.result })
+    // A fork keeps the tools of the thread it forks, as Codex stores them with the thread.
+    if (method === 'thread/fork' && scripted.result !== undefined) tools.forked(this, params, scripted.result)
     for (const { method: name, params: sent = {}, delayMs } of scripted.notifications ?? []) {
       if (delayMs) await sleep(delayMs)
       if (this.hung) return
@@ -674,6 +687,8 @@ class FakeCodex {
       case 'turnCompleted':
         return this.turnCompleted(step, ids)
       default:
+        // App tools.
+        if (tools.STEPS[step.type]) return tools.step(this, step, ids)
         // Sub-agents, goals, plan mode, approvals, terminal sessions.
         if (loop.STEPS[step.type]) return loop.step(this, step, ids)
         throw new Error(`unknown step ${JSON.stringify(step.type)}`)

@@ -111,9 +111,14 @@ function agentMessage({ id, text, phase = null, startedAtMs = nowMs(), completed
   return { type: 'agentMessage', moderation: null, id, text, phase, memoryCitation: null, delivery: null, questions: null, startedAtMs, completedAtMs }
 }
 
+/** A `dynamicToolCall` item (an app tool's call) as it starts. */
+function dynamicToolCall({ id, namespace, tool, arguments: args, startedAtMs = nowMs() }) {
+  return { type: 'dynamicToolCall', id, namespace, tool, arguments: args, status: 'inProgress', contentItems: null, success: null, durationMs: null, startedAtMs, completedAtMs: null }
+}
+
 /** A token-usage breakdown from the short names of a script's `usage` step. */
 function usage({ input = 0, cached = 0, output = 0, reasoning = 0, total = input + output } = {}) {
   return { totalTokens: total, inputTokens: input, cachedInputTokens: cached, cacheWriteInputTokens: 0, outputTokens: output, reasoningOutputTokens: reasoning }
 }
 
-module.exports = { readLines, SANDBOXES, thread, threadResult, turn, agentMessage, usage, nowMs, nowS }
+module.exports = { readLines, SANDBOXES, thread, threadResult, turn, agentMessage, dynamicToolCall, usage, nowMs, nowS }

@@ -10,6 +10,7 @@ const { basename, dirname, join } = require('node:path')
 
 const { GRANDCHILD_MODES } = require('./fake-codex-process.js')
 const loop = require('./fake-codex-agent-loop.js')
+const tools = require('./fake-codex-tools.js')
 
 const SERVER = join(__dirname, 'fake-codex-server.js')
 const LOG = 'calls.jsonl'
@@ -49,6 +50,8 @@ const STEPS = {
   turnCompleted: {},
   // the agent loop (fake-codex-agent-loop.js)
   ...loop.STEPS,
+  // app tools (fake-codex-tools.js)
+  ...tools.STEPS,
 }
 const OMITTABLE = ['threadStarted', 'status', 'userMessage', 'turnStarted']
 const FAULT_PHASES = ['before-init', 'after-init', 'after-thread', 'after-ack', 'mid-stream', 'after-completed']
@@ -87,12 +90,14 @@ function checkScript(script) {
       }
       if (step.type === 'batch') checkSteps(step.steps, `${path}.steps`)
       loop.checkStep(step, path, fail, checkSteps)
+      tools.checkStep(step, path, fail)
     })
   }
   if (!isObject(script)) fail('', 'must be an object')
   if (script.steps !== undefined && !Array.isArray(script.steps)) fail('.steps', 'must be an array')
   checkSteps(script.steps ?? [], '.steps')
   loop.checkScript(script, fail, checkSteps)
+  tools.checkScript(script, fail)
   if (script.interrupt !== undefined && !['honour', 'ignore', 'exit'].includes(script.interrupt)) {
     fail('.interrupt', `must be 'honour', 'ignore' or 'exit'`)
   }
@@ -235,7 +240,7 @@ function fakeCodexRuns(codexPath) {
     const { run: pid, ...rest } = entry
     let run = runs.get(pid)
     if (!run) {
-      run = { pid, launcherPid: pid, argv: [], cwd: '', pgid: null, env: {}, received: [], unparsed: [], sent: [], events: [], stdinClosed: false, grandchildren: [], exitCode: null }
+      run = { pid, launcherPid: pid, argv: [], cwd: '', pgid: null, env: {}, received: [], unparsed: [], sent: [], events: [], toolCalls: [], stdinClosed: false, grandchildren: [], exitCode: null }
       runs.set(pid, run)
     }
     if (rest.event === 'start') {
@@ -252,6 +257,10 @@ function fakeCodexRuns(codexPath) {
       if (rest.event === 'exit') run.exitCode = rest.code
       if (rest.event === 'stdin-closed') run.stdinClosed = true
       if (rest.event === 'grandchild') run.grandchildren.push({ pid: rest.pid, mode: rest.mode })
+      if (rest.event === 'tool-call') {
+        const { event, ...call } = rest
+        run.toolCalls.push(call)
+      }
     }
   }
   return [...runs.values()].map((run) => ({

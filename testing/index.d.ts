@@ -1,6 +1,6 @@
 // Types of @rennet/codex/testing (the CommonJS view; index.d.mts gives the same to ESM).
 
-import type { RecordedRequest, ScriptedResponse } from './mock-responses.js'
+import type { RecordedRequest, ScriptedResponse, ToolOutput } from './mock-responses.js'
 
 export * from './mock-responses.js'
 export { start as startMockResponses } from './mock-responses.js'
@@ -106,6 +106,7 @@ export type FakeStep =
       newline?: boolean
     }
   | FakeAgentLoopStep
+  | FakeAppToolStep
 
 /**
  * Steps of the agent loop, as codex-cli 0.171.0 plays it (testing/fake-codex-agent-loop.js). A
@@ -141,6 +142,12 @@ export type FakeAgentLoopStep =
       prompt?: string
       model?: string
       path?: string
+      /**
+       * Whether the child has the parent thread's app tools, as a `spawn_agent` with
+       * `fork_context: true` gives them (default); `false`: none, so its calls of them are
+       * unsupported (`toolCall`).
+       */
+      forkContext?: boolean
     }
   /**
    * `thread/goal/updated` of the turn's thread: the goal so far with these fields (the first one
@@ -189,6 +196,72 @@ export type FakeAgentLoopStep =
    * it in `cutOff` (`backgroundTerminal`).
    */
   | { type: 'terminal'; command: string; id?: string; processId?: string; output?: FakeText; stdin?: string[] }
+
+/**
+ * An app tool as `thread/start.dynamicTools` defines it (experimental in codex-cli 0.171.0): a
+ * function, a namespace of functions, or the legacy form (no `type`, an optional `namespace`).
+ */
+export type DynamicToolSpec =
+  | { type: 'function'; name: string; description: string; inputSchema: unknown; deferLoading?: boolean }
+  | { type: 'namespace'; name: string; description: string; tools: Array<{ type: 'function'; name: string; description: string; inputSchema: unknown; deferLoading?: boolean }> }
+  | { name: string; description: string; inputSchema: unknown; namespace?: string | null; deferLoading?: boolean }
+
+/** One call of an app tool by the model: the tool's `namespace` (a namespace's tool), its JSON `arguments` (default `{}`), its call id (default `call_<n>`). */
+export interface FakeToolCall {
+  tool: string
+  namespace?: string | null
+  arguments?: unknown
+  callId?: string
+}
+
+/**
+ * The model calls app tools, as codex-cli 0.171.0 plays it (testing/fake-codex-tools.js). A call
+ * of a tool the thread has: its `dynamicToolCall` item starts (`inProgress`, the item id is the
+ * call id), then the server request `item/tool/call { threadId, turnId, callId, namespace, tool,
+ * arguments }`; the item completes when the client answers: `{ contentItems, success }` as
+ * answered (`failed` when `success` is false); a JSON-RPC error fails it with `dynamic tool
+ * request failed`, a result that does not parse with `dynamic tool response was invalid`, an
+ * `inputImage` whose URL is not a `data:` URL with `remote image URLs are not supported; use an
+ * inline data URL instead` (audio: `audio URLs must use an inline data URL`). `turn/interrupt`
+ * while a call waits fails its item (`contentItems: []`) before the interrupt is answered, and a
+ * later answer is ignored. A call of a tool the thread does not have is Codex's unsupported
+ * call: no item, no request. Every call is noted with what the model is given for it
+ * (`FakeCodexRun.toolCalls`). The thread's tools are those of its `thread/start` (a resumed or
+ * forked thread keeps them, see `threadTools`); inside an `agent`'s `steps`, the child's.
+ */
+export type FakeAppToolStep =
+  /** One call. */
+  | ({ type: 'toolCall' } & FakeToolCall)
+  /** Calls in one model response: every request goes out before any answer, and the step waits for all of them. */
+  | { type: 'toolCalls'; calls: FakeToolCall[] }
+
+/** A call of an app tool the fake played, and what the model was given for it. */
+export interface FakeToolCallRecord {
+  callId: string
+  threadId: string
+  turnId: string
+  namespace: string | null
+  tool: string
+  arguments: unknown
+  /** The id of its `item/tool/call` request (null for an unsupported call, which sends none). */
+  requestId: number | null
+  /** The client's response as it came (null: none, the call was unsupported or interrupted). */
+  reply: { id: number; result?: unknown; error?: unknown } | null
+  /** How its item completed; `unsupported`: no item, the thread has no such tool. */
+  status: 'completed' | 'failed' | 'unsupported'
+  /** The completed item's fields (null for an unsupported call). */
+  contentItems: Array<{ type: 'inputText'; text: string } | { type: 'inputImage'; imageUrl: string } | { type: 'inputAudio'; audioUrl: string }> | null
+  success: boolean | null
+  /**
+   * What Codex gives the model for it (`function_call_output.output`, as `toolOutput` reads it from
+   * the mock model's requests): one text alone is the plain string, `success` is left out, an
+   * interrupted call is `dynamic tool call was cancelled before receiving a response`, an
+   * unsupported one `unsupported call: <namespace><tool>`. Images are passed on when their bytes
+   * start as a PNG, JPEG, GIF or WebP does (Codex decodes them), else replaced by a text saying so;
+   * audio is replaced by a text (the mock model has no audio input).
+   */
+  output: ToolOutput
+}
 
 /** A request of the handshake (and `turn/steer`) the script can answer differently. */
 export type FakeHandshakeRequest = 'initialize' | 'account/read' | 'thread/start' | 'thread/resume' | 'turn/start' | 'turn/steer'
@@ -311,6 +384,12 @@ export interface FakeCodexScript {
    * `review` as the final agent message; `turn/completed`.
    */
   review?: { review?: string; raw?: string; steps?: FakeStep[] }
+  /**
+   * Threads started in an earlier session with app tools (`threadId` → its `thread/start.dynamicTools`, checked as
+   * Codex checks them): a `thread/resume` of one keeps them, as Codex keeps a thread's tools. A thread this fake
+   * started in an earlier process keeps its own without this; so does a `thread/fork` the script answers (`calls`).
+   */
+  threadTools?: Record<string, DynamicToolSpec[]>
   /** Plays nothing itself: runs the Codex at `codexPath` and passes every line through, without `thread/start`/`thread/resume`'s `config` with `dropThreadConfig` (a Codex that ignores it). */
   relay?: { codexPath: string; dropThreadConfig?: boolean }
 }
@@ -354,9 +433,12 @@ export interface FakeCodexRun {
   sent: Array<{ [key: string]: any }>
   /**
    * What else it noted, in order: `stdin-closed`, `sigterm`, `grandchild` (`pid`, `mode`), `fault`, `exit` (`code`), `wrote` …;
-   * of the agent loop: `continuation` (`turnId`), `question-answered` (`itemId`, `reply`), `question-unavailable`, `approval` (`command`, `asked`, `decision`).
+   * of the agent loop: `continuation` (`turnId`), `question-answered` (`itemId`, `reply`), `question-unavailable`, `approval` (`command`, `asked`, `decision`);
+   * of app tools: `thread-tools` (`threadId`, `from`: `start`, `stored`, `fork` or `agent`, `tools`: `{ namespace, name }` each), `tool-call` (see `toolCalls`).
    */
   events: Array<{ event: string; [key: string]: any }>
+  /** The app tool calls it played, in the order they ended, with what the model was given for each. */
+  toolCalls: FakeToolCallRecord[]
   stdinClosed: boolean
   grandchildren: Array<{ pid: number; mode: FakeGrandchild }>
   exitCode: number | null

@@ -174,9 +174,63 @@ export function hangingMessage(options?: { id?: string; itemId?: string; delta?:
 
 export function failedResponse(options?: { id?: string; code?: string; message?: string }): SseEvent[]
 
-export function functionCallOutputs(body: any): Array<{ type: 'function_call_output'; call_id: string; output: unknown }>
+/**
+ * What the model is given back for a call (`function_call_output.output`): one text alone is the
+ * plain string; anything else an array of parts (an app tool's image as `input_image` with
+ * `detail: 'high'`; what Codex could not pass on, such as an image that does not decode, as an
+ * `input_text` saying so). An app tool's `success` never reaches the model.
+ */
+export type ToolOutput = string | Array<{ type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail?: string }>
 
+/** The `function_call_output` input items of a recorded request body. */
+export function functionCallOutputs(body: any): Array<{ type: 'function_call_output'; call_id: string; output: ToolOutput }>
+
+/** The names of the tools a recorded request offered the model (functions and namespaces). */
 export function offeredTools(body: any): string[]
+
+/** A function the model was offered: an app tool's `inputSchema` is its `parameters`, verbatim (`strict: false`). */
+export interface OfferedFunction {
+  type: 'function'
+  name: string
+  description: string
+  strict: boolean
+  parameters: unknown
+  [key: string]: unknown
+}
+
+/**
+ * The function a recorded request offered the model as `name` (inside `namespace` when given), or
+ * undefined when it was not offered: `expect(offeredTool(body, 'get_weather')).toBeUndefined()`.
+ */
+export function offeredTool(body: any, name: string, options?: { namespace?: string }): OfferedFunction | undefined
+
+/**
+ * What the model was given back for call `callId` in a recorded request body (`function_call_output.output`),
+ * or undefined when the request carries no output of that call.
+ */
+export function toolOutput(body: any, callId: string): ToolOutput | undefined
+
+/** One call of an app tool by the model (`toolCallsResponse`). */
+export interface ToolCall {
+  name: string
+  /** Its arguments (default `{}`); a string is sent as the arguments' JSON text, as given. */
+  args?: unknown
+  /** The namespace of a tool defined in one. */
+  namespace?: string
+  /** Without it, one of its own (`call_<n>`). */
+  callId?: string
+}
+
+/**
+ * The model calls an app's tool (one the app gave `thread/start.dynamicTools`; for a tool in a
+ * namespace, `namespace` names it). Codex sends the app `item/tool/call`, and gives the model the
+ * app's answer in its next request (`toolOutput`). A tool the thread does not have is Codex's
+ * `unsupported call: <namespace><name>`, and the app is asked nothing.
+ */
+export function toolCallResponse(name: string, args?: unknown, options?: { namespace?: string; callId?: string; id?: string; usage?: SseUsage }): SseEvent[]
+
+/** The model calls several app tools in one response: Codex sends every `item/tool/call` at once, and asks the model again once all are answered. */
+export function toolCallsResponse(calls: ToolCall[], options?: { id?: string; usage?: SseUsage }): SseEvent[]
 
 /**
  * Answers every model request from here on from per-thread queues, told apart by the request's

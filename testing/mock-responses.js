@@ -477,6 +477,26 @@ function functionCallResponse(name, args = {}, { namespace, callId, id = freshId
   return response({ id, items: [functionCallItem({ name, namespace, args, callId })], usage: usageObject })
 }
 
+/**
+ * The model calls an app's tool (one the app gave `thread/start.dynamicTools`): `name`, and for a
+ * tool in a namespace its `namespace`; `args` become its JSON arguments. Codex sends the app
+ * `item/tool/call` and gives the model the app's answer in its next request (`toolOutput`).
+ */
+function toolCallResponse(name, args = {}, { namespace, callId, id, usage: usageObject } = {}) {
+  return functionCallResponse(name, args, { namespace, callId, id, usage: usageObject })
+}
+
+/**
+ * The model calls several app tools in one response (`{ name, args?, namespace?, callId? }`
+ * each): Codex sends every `item/tool/call` at once and asks the model again once all are
+ * answered.
+ */
+function toolCallsResponse(calls, { id = freshId('resp_fc'), usage: usageObject } = {}) {
+  if (!Array.isArray(calls) || calls.length === 0) throw new TypeError('toolCallsResponse: calls must be a non-empty array of { name, args?, namespace?, callId? }')
+  const items = calls.map((call, outputIndex) => functionCallItem({ name: call.name, namespace: call.namespace, args: call.args, callId: call.callId, outputIndex }))
+  return response({ id, items, usage: usageObject })
+}
+
 /** The model starts a sub-agent with `message` (`multi_agent_v1.spawn_agent`); its output names the child (`spawnedAgents`). */
 function spawnAgentResponse(message, { callId, id, usage: usageObject, args = {} } = {}) {
   return functionCallResponse('spawn_agent', { message, ...args }, { namespace: 'multi_agent_v1', callId, id, usage: usageObject })
@@ -565,6 +585,26 @@ function functionCallOutputs(body) {
   return input.filter((item) => item && item.type === 'function_call_output')
 }
 
+/**
+ * What the model was given back for call `callId` in a recorded request body (its
+ * `function_call_output.output`: a string, or an array of `input_text`/`input_image` parts), or
+ * undefined when the request carries no output of that call.
+ */
+function toolOutput(body, callId) {
+  return functionCallOutputs(body).find((output) => output.call_id === callId)?.output
+}
+
+/**
+ * The function a recorded request offered the model as `name` (inside `namespace` when given):
+ * its `{ type: 'function', name, description, strict, parameters }` entry, or undefined when it
+ * was not offered.
+ */
+function offeredTool(body, name, { namespace } = {}) {
+  const tools = body && Array.isArray(body.tools) ? body.tools : []
+  const within = namespace === undefined ? tools : (tools.find((tool) => tool?.type === 'namespace' && tool.name === namespace)?.tools ?? [])
+  return within.find((tool) => tool?.type === 'function' && tool.name === name)
+}
+
 /** The names of the tools a recorded request offered the model (functions and namespaces). */
 function offeredTools(body) {
   const tools = body && Array.isArray(body.tools) ? body.tools : []
@@ -594,6 +634,10 @@ module.exports = {
   failedResponse,
   functionCallOutputs,
   offeredTools,
+  toolCallResponse,
+  toolCallsResponse,
+  toolOutput,
+  offeredTool,
   byThread,
   functionCallItem,
   functionCallResponse,

@@ -1,6 +1,7 @@
 // The documentation's examples, run as written there: the transcript adapter of docs/events.md
 // verbatim, the test kit's two vitest examples of docs/testing-your-app.md with the same scripts
-// and expectations (each line of them checked to be in the page), and the JSON Schema of
+// and expectations (each line of them checked to be in the page), its app tools examples verbatim
+// (the regions between `docs:` markers below are the page's code blocks), and the JSON Schema of
 // docs/utility-calls.md through the strict-mode check.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -8,7 +9,19 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { runTurn, runUtility } from '../../index.js'
 import type { HarnessEvent } from '../../index.js'
-import { codexBinaryPath, createGitCwd, fakeCodexRuns, jsonMessageResponse, removeFakeCodexes, startMockModel, writeFakeCodex } from '../../testing/index.js'
+import {
+  codexBinaryPath,
+  createGitCwd,
+  fakeCodexRuns,
+  jsonMessageResponse,
+  messageResponse,
+  offeredTool,
+  removeFakeCodexes,
+  startMockModel,
+  toolCallResponse,
+  toolOutput,
+  writeFakeCodex,
+} from '../../testing/index.js'
 import { docBlock, docSection } from '../support/docs.js'
 import { eventually, liveInGroup } from '../support/procs.js'
 import { Transcript } from './docs-transcript.js'
@@ -16,6 +29,15 @@ import { Transcript } from './docs-transcript.js'
 afterAll(removeFakeCodexes)
 
 const KIT = 'docs/testing-your-app.md'
+
+/** The lines between `// docs:begin <name>` and `// docs:end` in this file, without their indent. */
+function region(name: string): string {
+  const source = readFileSync(__filename, 'utf8')
+  const match = new RegExp(`\\n( *)// docs:begin ${name}\\n([\\s\\S]*?)\\n *// docs:end`).exec(source)
+  if (!match) throw new Error(`no docs region ${name}`)
+  const [, indent, body] = match
+  return body.split('\n').map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line)).join('\n') + '\n'
+}
 
 /** Each of `lines` (trimmed) is a line of `block`: the test runs what the page shows. */
 function expectLines(block: string, lines: string[]) {
@@ -177,6 +199,54 @@ describe('documentation examples', () => {
       "expect(output).toEqual({ language: 'Rust', confidence: 0.9, framework: null })",
       "expect(model.requests[0].body.text.format).toMatchObject({ type: 'json_schema', strict: true })",
     ])
+  })
+
+  it('app tools: the fake plays a call of a tool the thread was started with, answered in onServerRequest', async () => {
+    // docs:begin app-tools-fake
+    const codexPath = writeFakeCodex({
+      // A thread started earlier with the app's tool: a resume keeps it.
+      threadTools: {
+        'weather-thread': [{ type: 'function', name: 'get_weather', description: 'Weather for a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      },
+      steps: [
+        { type: 'toolCall', tool: 'get_weather', arguments: { city: 'Oslo' }, callId: 'call_w' },
+        { type: 'message', text: 'Sunny in Oslo.' },
+      ],
+    })
+    const turn = runTurn({
+      prompt: 'Weather in Oslo?',
+      cwd: process.cwd(),
+      codexPath,
+      threadId: 'weather-thread',
+      onServerRequest: (request) => (request.method === 'item/tool/call' ? { contentItems: [{ type: 'inputText', text: 'Sunny, 21C' }], success: true } : undefined),
+    })
+    expect((await turn.outcome).finalMessage).toBe('Sunny in Oslo.')
+    // What the model got for the call, as Codex passes it on: one text is the plain string.
+    const [call] = fakeCodexRuns(codexPath)[0].toolCalls
+    expect(call).toMatchObject({ tool: 'get_weather', arguments: { city: 'Oslo' }, status: 'completed', output: 'Sunny, 21C' })
+    // docs:end
+    expect(await eventually(() => liveInGroup(fakeCodexRuns(codexPath)[0].pid).length === 0, 5000)).toBe(true)
+    expect(docBlock(KIT, 'App tools', { containing: 'threadTools' })).toBe(region('app-tools-fake'))
+  })
+
+  it('app tools: the mock model calls a tool, and tells what it was offered and given back', async () => {
+    // docs:begin app-tools-mock
+    const model = await startMockModel([
+      toolCallResponse('get_weather', { city: 'Oslo' }, { callId: 'call_w' }),
+      (request) => messageResponse(`The app said: ${toolOutput(request.body, 'call_w')}`),
+    ])
+    const repo = createGitCwd()
+    try {
+      const terminal = await runTurn({ prompt: 'Weather in Oslo?', cwd: repo.path, codexPath: codexBinaryPath(), env: model.env }).outcome
+      // The thread has no such tool: Codex did not offer it, and asked the app nothing.
+      expect(offeredTool(model.requests[0].body, 'get_weather')).toBeUndefined()
+      expect(terminal.finalMessage).toBe('The app said: unsupported call: get_weather')
+    } finally {
+      await model.close()
+      repo.cleanup()
+    }
+    // docs:end
+    expect(docBlock(KIT, 'App tools', { containing: 'toolCallResponse' })).toBe(region('app-tools-mock'))
   })
 
   it('the JSON Schema of docs/utility-calls.md passes the strict-mode check', () => {
