@@ -66,9 +66,10 @@ try {
     'package.json',
     'LICENSE',
     'types/codex/v2/ThreadItem.d.ts',
+    'types/surface.d.ts',
     'docs/README.md',
     'docs/testing-your-app.md',
-    ...['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'fake-codex.js', 'fake-codex-server.js', 'fake-codex-wire.js', 'fake-codex-process.js', 'mock-responses.js', 'mock-responses.d.ts', 'codex-home.js', 'codex-home.d.ts'].map((f) => `testing/${f}`),
+    ...['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'fake-codex.js', 'fake-codex-server.js', 'fake-codex-wire.js', 'fake-codex-process.js', 'fake-codex-agent-loop.js', 'fake-codex-tools.js', 'mock-responses.js', 'mock-responses.d.ts', 'codex-home.js', 'codex-home.d.ts'].map((f) => `testing/${f}`),
   ]
   const missing = mustShip.filter((f) => !root.files.includes(f))
   if (missing.length) fail(`the root package lacks ${missing.join(', ')}`)
