@@ -531,6 +531,26 @@ fn users_of(krate: &Crate, of: &str, items: Option<&[&str]>, but: &[&str]) -> Ve
     found
 }
 
+/// The wire (`transport.rs`, `rpc.rs`, `protocol/`) knows nothing of what a caller gives: it
+/// uses nothing of `options/`, `turn/` or `call/`.
+#[test]
+fn the_wire_knows_nothing_of_the_callers() {
+    let krate = the_crate();
+    let wire: Vec<&str> = krate
+        .modules
+        .iter()
+        .filter(|m| {
+            !m.test && (m.name.starts_with("protocol/") || ["transport.rs", "rpc.rs"].contains(&m.name.as_str()))
+        })
+        .map(|m| m.name.as_str())
+        .collect();
+    assert!(wire.contains(&"protocol/requests.rs"), "the wire's modules: {wire:?}");
+    let callers: Vec<&str> = krate.modules.iter().map(|m| m.name.as_str()).filter(|m| !wire.contains(m)).collect();
+    let back: Vec<String> =
+        ["options/", "turn/", "call/"].iter().flat_map(|room| users_of(&krate, room, None, &callers)).collect();
+    assert!(back.is_empty(), "the wire uses what callers give:\n{}", back.join("\n"));
+}
+
 /// The reader sees what it must: paths in `use` groups and in macros, a test `cfg` however it
 /// is written, and no more.
 #[test]

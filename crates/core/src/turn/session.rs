@@ -15,6 +15,7 @@ use crate::account;
 use crate::events::{AgentRef, CutReason, DiagnosticSource, HarnessEvent, PassthroughReason, ReplyKind};
 use crate::exchange::{handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::isolation;
+use crate::options::input::InputItem;
 use crate::options::{Access, TurnInput, TurnOptions, Until};
 use crate::protocol::{
     params_of, ApprovalPolicy, CollaborationMode, CompletedTurn, ConfigRead, ExperimentalFeatureList,
@@ -332,9 +333,10 @@ impl<'a> Session<'a> {
                 (ApprovalPolicy::OnRequest, SandboxPolicy::WorkspaceWrite(settings))
             }
         };
+        let items = user_input(&input.input);
         let turn = TurnStart {
             thread_id,
-            input: &input.input,
+            input: &items,
             cwd: &opts.target.thread_cwd,
             approval_policy,
             sandbox_policy,
@@ -695,7 +697,8 @@ impl Owner for Session<'_> {
         if let (Some(thread_id), Some(turn_id)) = (self.state.thread_id(), self.state.turn_id()) {
             let (thread_id, turn_id) = (thread_id.to_string(), turn_id.to_string());
             for steer in std::mem::take(&mut self.held_steers) {
-                let request = TurnSteer { thread_id: &thread_id, input: &steer.input, expected_turn_id: &turn_id };
+                let items = user_input(&steer.input);
+                let request = TurnSteer { thread_id: &thread_id, input: &items, expected_turn_id: &turn_id };
                 // Its answer decides nothing of the turn: no deadline, and an error is the
                 // caller's refusal, not the turn's failure.
                 if let Ok(id) = wire.request(&request, None).await {
@@ -737,6 +740,11 @@ fn thread_of(params: &RawValue) -> Option<String> {
         conversation_id: Option<String>,
     }
     serde_json::from_str::<Scope>(params.get()).ok().and_then(|s| s.thread_id.or(s.conversation_id))
+}
+
+/// The user's input items as the wire carries them: the protocol's `UserInput`.
+fn user_input(items: &[InputItem]) -> Box<RawValue> {
+    serde_json::value::to_raw_value(items).expect("input items are JSON")
 }
 
 async fn next_start(start: &mut Option<oneshot::Receiver<TurnInput>>) -> Option<TurnInput> {
