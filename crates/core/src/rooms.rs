@@ -531,6 +531,16 @@ fn users_of(krate: &Crate, of: &str, items: Option<&[&str]>, but: &[&str]) -> Ve
     found
 }
 
+/// Turns, calls and logins run in one shell (`run.rs`): only it supervises their work and
+/// starts and ends their `codex app-server` child.
+#[test]
+fn every_run_starts_and_ends_in_the_one_shell() {
+    let krate = the_crate();
+    let mut outside = users_of(&krate, "supervise.rs", None, &["run.rs"]);
+    outside.extend(users_of(&krate, "app_server.rs", Some(&["start", "end"]), &["run.rs"]));
+    assert!(outside.is_empty(), "a run's shell outside run.rs:\n{}", outside.join("\n"));
+}
+
 /// The wire (`transport.rs`, `rpc.rs`, `protocol/`) knows nothing of what a caller gives: it
 /// uses nothing of `options/`, `turn/` or `call/`.
 #[test]

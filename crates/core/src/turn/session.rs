@@ -38,6 +38,7 @@ use tokio::time::Instant;
 const CONTINUATION_WAIT: Duration = Duration::from_secs(5);
 
 /// What the `started` event says besides the server's own answer.
+#[derive(Clone, Copy)]
 pub(super) struct Started<'a> {
     pub turn_key: &'a str,
     pub pid: u32,
