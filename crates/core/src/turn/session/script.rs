@@ -10,12 +10,11 @@ use crate::isolation;
 use crate::options::{Access, TurnInput};
 use crate::protocol::{
     ApprovalPolicy, CollaborationMode, ConfigRead, ExperimentalFeatureList, McpServerStatusList, ModeSettings,
-    ReviewStart, SandboxPolicy, ThreadResume, ThreadSandbox, ThreadStart, TurnStart,
+    ReviewStart, SandboxPolicy, ThreadResume, ThreadSandbox, ThreadStart, TurnRef, TurnStart,
 };
 use crate::sandbox;
 use crate::turn::controls::Readiness;
 use crate::turn::ending;
-use serde_json::value::RawValue;
 
 impl Session<'_> {
     pub(super) async fn script<R: Input, W: Output>(
@@ -43,14 +42,23 @@ impl Session<'_> {
         }
         // Everything up to `turn/start` is done: a prepared turn waits here for its input.
         self.controls.set_readiness(Readiness::Ready { thread_id: thread_id.clone() });
-        match (&self.options.review, self.options.turn.as_ref()) {
-            (Some(target), _) => self.start_review(exchange, &thread_id, target).await?,
+        let turn = match (&self.options.review, self.options.turn.as_ref()) {
+            (Some(target), _) => {
+                // A review of the thread's changes, inline: a turn of the thread whose items
+                // carry the review's turn id, which its acknowledgement names.
+                self.state.set_turn_requested();
+                let review = ReviewStart { thread_id: &thread_id, target, delivery: "inline" };
+                exchange.call(self, &review).await?.turn
+            }
             (None, Some(input)) => self.start_turn(exchange, &thread_id, input).await?,
             (None, None) => {
                 self.start = self.controls.take_start();
                 let input = exchange.pump_until(self, |session, _| session.given.take()).await?;
-                self.start_turn(exchange, &thread_id, &input).await?;
+                self.start_turn(exchange, &thread_id, &input).await?
             }
+        };
+        if let Some(turn_id) = turn.id {
+            self.update_state(|state, out| state.set_turn(turn_id, out));
         }
         // The acknowledgement is not a result: the turn ends on `turn/completed` (or a
         // failure), however long it takes — with `until: 'idle'`, once everything it started is idle.
@@ -141,12 +149,14 @@ impl Session<'_> {
         isolation::check_servers(&servers, requested).map_err(Stop::Failed)
     }
 
+    /// `turn/start` with the access mode's sandbox and approval policy: the turn its
+    /// acknowledgement names.
     async fn start_turn<R: Input, W: Output>(
         &mut self,
         exchange: &mut Exchange<'_, R, W>,
         thread_id: &str,
         input: &TurnInput,
-    ) -> Result<(), Stop> {
+    ) -> Result<TurnRef, Stop> {
         let opts = self.options;
         self.structured = input.output_schema.is_some();
         let model = input.model.as_deref().or(opts.model.as_deref());
@@ -181,27 +191,6 @@ impl Session<'_> {
             collaboration_mode,
         };
         self.state.set_turn_requested();
-        let ack = exchange.call(self, &turn).await?;
-        if let Some(turn_id) = ack.turn.id {
-            self.update_state(|state, out| state.set_turn(turn_id, out));
-        }
-        Ok(())
-    }
-
-    /// A review of the thread's changes, inline: a turn of the thread whose items carry the
-    /// review's turn id.
-    async fn start_review<R: Input, W: Output>(
-        &mut self,
-        exchange: &mut Exchange<'_, R, W>,
-        thread_id: &str,
-        target: &RawValue,
-    ) -> Result<(), Stop> {
-        self.state.set_turn_requested();
-        let review = ReviewStart { thread_id, target, delivery: "inline" };
-        let ack = exchange.call(self, &review).await?;
-        if let Some(turn_id) = ack.turn.id {
-            self.update_state(|state, out| state.set_turn(turn_id, out));
-        }
-        Ok(())
+        Ok(exchange.call(self, &turn).await?.turn)
     }
 }
