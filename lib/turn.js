@@ -157,7 +157,7 @@ function wellFormed(items) {
 function runTurn(options) {
   options = checkOptions(options, 'runTurn')
   const schema = option(options, 'outputSchema')
-  const prepared = schema === undefined ? undefined : require('../output-schema.js').prepareOutputSchema(schema, 'options.outputSchema')
+  const prepared = schema === undefined ? undefined : require('./output-schema.js').prepareOutputSchema(schema, 'options.outputSchema')
   return startTurn(options, prepared === undefined ? undefined : prepared.wire)
 }
 
@@ -308,7 +308,7 @@ class PreparedTurn {
     const rest = wire(given, ['outputSchema'], 'input')
     if (typeof rest.prompt === 'string') rest.prompt = rest.prompt.toWellFormed()
     if (Array.isArray(rest.input)) wellFormed(rest.input)
-    if (schema !== undefined) rest.outputSchema = require('../output-schema.js').prepareOutputSchema(schema, 'input.outputSchema').wire
+    if (schema !== undefined) rest.outputSchema = require('./output-schema.js').prepareOutputSchema(schema, 'input.outputSchema').wire
     // Checked (and handed over) even after dispose: the runner, aborted first, ignores it.
     nativeCall(() => this.#native.start(JSON.stringify(rest)))
     clearTimeout(this.#idle)

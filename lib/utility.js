@@ -16,7 +16,7 @@ async function runUtility(options) {
   if (given === undefined) {
     throw new TypeError('options.outputSchema is required: a JSON Schema object or a Standard Schema (zod, valibot, arktype, …)')
   }
-  const schema = require('../output-schema.js').prepareOutputSchema(given, 'options.outputSchema')
+  const schema = require('./output-schema.js').prepareOutputSchema(given, 'options.outputSchema')
   // A utility call is not a conversation: its thread is not stored (not listed, not resumable)
   // unless the caller says otherwise.
   const terminal = await startTurn(options, schema.wire, undefined, { ephemeral: true }).outcome

@@ -62,7 +62,7 @@ try {
     'native.js',
     'binding.js',
     'binding.d.ts',
-    'output-schema.js',
+    'lib/output-schema.js',
     'package.json',
     'LICENSE',
     'types/codex/v2/ThreadItem.d.ts',

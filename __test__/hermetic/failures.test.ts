@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
 import {
+  ANSWER_TYPES,
   THREAD_ID,
   TURN_ID,
   assertOneTerminalLast,
@@ -100,12 +101,7 @@ describe('preamble and parse failures', () => {
       'started',
       'threadStarted',
       'turnStarted',
-      'itemStarted',
-      'messageDelta',
-      'messageDelta',
-      'itemCompleted',
-      'turnCompleted',
-      'terminal',
+      ...ANSWER_TYPES,
     ])
     expect(terminal.status).toBe('completed')
     expect(terminal.finalMessage).toBe('Hello world')

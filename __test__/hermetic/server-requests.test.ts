@@ -1,6 +1,6 @@
 // Server→client requests are answered at once by policy; each answer is also an event.
 import { afterEach, describe, expect, it } from 'vitest'
-import { ISOLATION_NOT_CONFIRMED, THREAD_ID, TURN_ID, cleanupFakes, fakeRun, terminalOf, types } from '../support/fake.js'
+import { ANSWER_TYPES, ISOLATION_NOT_CONFIRMED, THREAD_ID, TURN_ID, cleanupFakes, fakeRun, terminalOf, types } from '../support/fake.js'
 
 afterEach(cleanupFakes)
 
@@ -37,12 +37,7 @@ describe('server requests', () => {
       'threadStarted',
       'turnStarted',
       ...FULL_ACCESS.map(() => 'serverRequest'),
-      'itemStarted',
-      'messageDelta',
-      'messageDelta',
-      'itemCompleted',
-      'turnCompleted',
-      'terminal',
+      ...ANSWER_TYPES,
     ])
 
     // What went back on the wire.

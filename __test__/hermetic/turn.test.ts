@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
 import {
+  ANSWER_TYPES,
   OTHER_THREAD_ID,
   OTHER_TURN_ID,
   PROMPT,
@@ -207,17 +208,7 @@ describe('happy turn', () => {
 describe('turn/start is an acknowledgement', () => {
   it('accepts turn/started before the turn/start response, and announces the turn once', async () => {
     const { events, terminal } = await fakeRun('early-turn-started')
-    expect(types(events)).toEqual([
-      'started',
-      'threadStarted',
-      'turnStarted',
-      'itemStarted',
-      'messageDelta',
-      'messageDelta',
-      'itemCompleted',
-      'turnCompleted',
-      'terminal',
-    ])
+    expect(types(events)).toEqual(['started', 'threadStarted', 'turnStarted', ...ANSWER_TYPES])
     expect(events[2]).toEqual({ type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID })
     expect(terminal).toEqual(terminalOf({ finalMessage: 'early bird' }))
   })

@@ -8,24 +8,18 @@
 // anything open of its own (once the fake has logged the grandchildren it is to leave). The bounds are generous for a loaded machine: what is checked is
 // that the host ends at all (a waiting prepared turn used to keep it for its whole
 // idleTimeoutMs, 5 minutes), not how fast.
-import { afterEach, describe, expect, it } from 'vitest'
-import { cleanupFakes, tempDir, writeFake, type FakeLog } from '../support/fake.js'
+import { describe, expect, it } from 'vitest'
+import { tempDir, writeFake, type FakeLog } from '../support/fake.js'
 import type { FakeCodexScript, FakeGrandchild } from '../../testing/index.js'
 import { allProcesses, eventually, isAlive, liveWithMarker } from '../support/procs.js'
-import { Host, argvOf, running } from './host.js'
+import { Host, argvOf, hostsEndedAfterEach, running } from './host.js'
 
 const GRANDCHILDREN: FakeGrandchild[] = ['ignore', 'pgroup', 'session', 'daemon']
 /** How long a host that ran out of work may take to end, on a loaded machine. */
 const EXIT_MS = 20_000
 const SETTLE_MS = 15_000
 
-const hosts: Host[] = []
-afterEach(async () => {
-  const killed: string[] = []
-  for (const host of hosts.splice(0)) killed.push(...(await host.dispose()))
-  await cleanupFakes()
-  if (killed.length) throw new Error(`the clean-up had to kill what the test left:\n${killed.join('\n')}`)
-})
+const hosts = hostsEndedAfterEach()
 
 function hostOf(fake: FakeCodexScript, turn: Record<string, unknown>, env: Record<string, string>) {
   const dir = tempDir()

@@ -9,11 +9,11 @@
 // rennet-adapters:lifecycle-poll`) the same tests run the macOS way: no subreaper, the guard
 // looking every 500 ms. A double-forked daemon without the marker is then orphaned within one
 // look, which is the documented limit (tracking.test.ts shows it); it is left out here.
-import { afterEach, describe, expect, it } from 'vitest'
-import { cleanupFakes, tempDir, writeFake } from '../support/fake.js'
+import { describe, expect, it } from 'vitest'
+import { tempDir, writeFake } from '../support/fake.js'
 import type { FakeCodexScript, FakeGrandchild } from '../../testing/index.js'
 import { eventually, isAlive, liveInGroup, liveWithMarker } from '../support/procs.js'
-import { DEATHS, Host, running, type Death } from './host.js'
+import { DEATHS, Host, hostsEndedAfterEach, running, type Death } from './host.js'
 
 /** How the guard is expected to keep orphans in sight in this run. */
 const TRACKING = process.env.RENNET_GUARD_TRACKING === 'poll' ? 'poll' : 'subreaper'
@@ -22,15 +22,9 @@ const GRANDCHILDREN: FakeGrandchild[] =
 /** Generous bounds for a loaded machine: they only stop a broken test from hanging. */
 const SETTLE_MS = 15_000
 
-const hosts: Host[] = []
-afterEach(async () => {
-  // Ends what each host's turn started whether or not the test got as far as its guard: a
-  // child that ignores SIGTERM must not run on for minutes after a failed test.
-  const killed: string[] = []
-  for (const host of hosts.splice(0)) killed.push(...(await host.dispose()))
-  await cleanupFakes()
-  if (killed.length) throw new Error(`the clean-up had to kill what the test left:\n${killed.join('\n')}`)
-})
+// Ends what each host's turn started whether or not the test got as far as its guard: a child
+// that ignores SIGTERM must not run on for minutes after a failed test.
+const hosts = hostsEndedAfterEach()
 
 async function hostWithTurn(death: Death, fake: FakeCodexScript = {}, env: Record<string, string> = {}) {
   const dir = tempDir()

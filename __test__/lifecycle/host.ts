@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path'
 import { afterEach } from 'vitest'
 import type { HarnessEvent, RunTurnOptions } from '../../index.js'
 import { removeFakeCodexes } from '../../testing/index.js'
+import { cleanupFakes } from '../support/fake.js'
 import { allProcesses, eventually, identify, isAlive, isRunning, killLeftovers, psProcesses, type ProcessRef } from '../support/procs.js'
 
 const HOST = resolve(__dirname, '../fixtures/host.mjs')
@@ -191,4 +192,20 @@ export function endAfterEach(signal?: NodeJS.Signals): { hosts: Host[]; seen: nu
     return dir
   }
   return { hosts, seen, tempDir }
+}
+
+/**
+ * The hosts a suite starts, ended after each test whatever became of it (`first`: what must let
+ * go before), with the fakes it wrote; a test whose clean-up had to kill what it left fails.
+ */
+export function hostsEndedAfterEach(first?: () => void): Host[] {
+  const hosts: Host[] = []
+  afterEach(async () => {
+    first?.()
+    const killed: string[] = []
+    for (const host of hosts.splice(0)) killed.push(...(await host.dispose()))
+    await cleanupFakes()
+    if (killed.length) throw new Error(`the clean-up had to kill what the test left:\n${killed.join('\n')}`)
+  })
+  return hosts
 }

@@ -16,19 +16,18 @@
 // happen. Bounds only stop a broken test from hanging.
 import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { statOf } from '../../scripts/processes.mjs'
-import { cleanupFakes, tempDir, writeFake } from '../support/fake.js'
+import { tempDir, writeFake } from '../support/fake.js'
 import { eventually, isAlive } from '../support/procs.js'
-import { Host, argvOf } from './host.js'
+import { Host, argvOf, hostsEndedAfterEach } from './host.js'
 
 const BOUND_MS = 20_000
 
-const hosts: Host[] = []
 /** Guards a test stopped: let go before anything else, or one would wait stopped for ever. */
 const stopped: number[] = []
-afterEach(async () => {
+const hosts = hostsEndedAfterEach(() => {
   for (const guard of stopped.splice(0)) {
     try {
       process.kill(guard, 'SIGCONT')
@@ -36,10 +35,6 @@ afterEach(async () => {
       // gone meanwhile
     }
   }
-  const killed: string[] = []
-  for (const host of hosts.splice(0)) killed.push(...(await host.dispose()))
-  await cleanupFakes()
-  if (killed.length) throw new Error(`the clean-up had to kill what the test left:\n${killed.join('\n')}`)
 })
 
 /**

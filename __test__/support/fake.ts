@@ -462,6 +462,9 @@ export const terminalOf = (fields: Record<string, unknown> = {}) => ({
 /** Types of the events, for order assertions. */
 export const types = (events: HarnessEvent[]) => events.map((e) => e.type)
 
+/** The types of the events of the fake's answer, to the end: its message in two deltas, the turn's completion, the terminal. */
+export const ANSWER_TYPES = ['itemStarted', 'messageDelta', 'messageDelta', 'itemCompleted', 'turnCompleted', 'terminal']
+
 /** Events without stderr diagnostics (their timing against stdout is not defined). */
 export const withoutStderr = (events: HarnessEvent[]) =>
   events.filter((e) => !(e.type === 'diagnostic' && e.source === 'stderr'))

@@ -250,7 +250,7 @@ describe('documentation examples', () => {
   })
 
   it('the JSON Schema of docs/utility-calls.md passes the strict-mode check', () => {
-    const { strictProblem } = require('../../output-schema.js')
+    const { strictProblem } = require('../../lib/output-schema.js')
     const utility = docBlock('docs/utility-calls.md', 'A JSON Schema', { containing: 'runUtility<{ language: string }>' })
     const literal = utility.slice(utility.indexOf('outputSchema: {') + 'outputSchema: '.length, utility.lastIndexOf('},\n})') + 1)
     const schema = Function(`return (${literal})`)()

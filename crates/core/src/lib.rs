@@ -24,6 +24,7 @@ pub mod resolve;
 #[cfg(test)]
 mod rooms;
 pub mod rpc;
+pub mod run;
 pub mod sandbox;
 pub mod stream;
 pub mod supervise;

@@ -33,7 +33,7 @@ const KNOWN_CIRCLES: &[&[&str]] = &[&["call/compact.rs", "call/login.rs", "call/
 
 /// Production files over [`MAX_LINES`] that are being split (issue 38); one that is not any more
 /// must leave this list.
-const KNOWN_LONG: &[&str] = &["turn/session.rs"];
+const KNOWN_LONG: &[&str] = &[];
 
 /// One module of the crate: a file, with the inline modules it holds.
 struct Module {
@@ -55,11 +55,15 @@ struct Module {
 struct Crate {
     modules: Vec<Module>,
     index: BTreeMap<Vec<String>, usize>,
+    /// The names production `use` lines bring into a module (`[turn, app_server]` for `use
+    /// crate::app_server::{self}` in `turn/`), each with the path it stands for: a path in code
+    /// that starts with one is read as that path.
+    aliases: BTreeMap<Vec<String>, Vec<String>>,
 }
 
 impl Crate {
     fn read(src: &Path) -> Crate {
-        let mut krate = Crate { modules: Vec::new(), index: BTreeMap::new() };
+        let mut krate = Crate { modules: Vec::new(), index: BTreeMap::new(), aliases: BTreeMap::new() };
         krate.load(&src.join("lib.rs"), "lib.rs".into(), Vec::new(), src.to_path_buf(), false);
         krate
     }
@@ -105,6 +109,9 @@ impl Crate {
                 }
                 _ if gated => {}
                 _ => {
+                    if let Item::Use(used) = &item {
+                        aliases(&used.tree, path, None, &mut self.aliases);
+                    }
                     tests.visit_item_mut(&mut item);
                     let uses = &mut self.modules[at].uses;
                     scan(item.into_token_stream(), path, uses);
@@ -123,12 +130,25 @@ impl Crate {
         }
     }
 
+    /// `used`, a path written in `module`, with the name it starts with replaced by the path it
+    /// stands for when one of `module`'s own `use` lines brought it (a room's re-export seen from
+    /// its submodules stays the room's: a use inside the room).
+    fn resolved(&self, module: &Module, used: &[String]) -> Vec<String> {
+        let own = |n: usize| n > module.path.len() && used.starts_with(&module.path);
+        let alias = (1..=used.len()).rev().filter(|&n| own(n)).find_map(|n| Some((n, self.aliases.get(&used[..n])?)));
+        match alias {
+            Some((n, path)) => [path.as_slice(), &used[n..]].concat(),
+            None => used.to_vec(),
+        }
+    }
+
     /// The production modules each production module uses, with the names it takes from each.
     fn uses(&self) -> BTreeMap<usize, BTreeMap<usize, BTreeSet<String>>> {
         let mut graph: BTreeMap<usize, BTreeMap<usize, BTreeSet<String>>> = BTreeMap::new();
         for (from, module) in self.modules.iter().enumerate().filter(|(_, m)| !m.test) {
             graph.entry(from).or_default();
             for used in &module.uses {
+                let used = &self.resolved(module, used);
                 let Some((len, to)) = (0..=used.len()).rev().find_map(|n| Some((n, *self.index.get(&used[..n])?)))
                 else {
                     continue;
@@ -279,6 +299,52 @@ fn scan(tokens: TokenStream, at: &[String], found: &mut Vec<Vec<String>>) {
             _ => {}
         }
         i += 1;
+    }
+}
+
+/// The names a `use` tree written in module `at` brings into it, each with the path it stands
+/// for from the crate's root (`base`: the path so far; a glob brings no name).
+fn aliases(
+    tree: &syn::UseTree,
+    at: &[String],
+    base: Option<Vec<String>>,
+    found: &mut BTreeMap<Vec<String>, Vec<String>>,
+) {
+    // The first segment: read as `scan` reads it.
+    let step = |name: String| -> Vec<String> {
+        match (base.clone(), name.as_str()) {
+            (None, "crate") => Vec::new(),
+            (None, "self") => at.to_vec(),
+            (None, "super") => at[..at.len().saturating_sub(1)].to_vec(),
+            (None, _) => [at, &[name]].concat(),
+            (Some(mut base), "super") => {
+                base.pop();
+                base
+            }
+            (Some(base), _) => [base.as_slice(), &[name]].concat(),
+        }
+    };
+    let mut bring = |name: String, path: Vec<String>| {
+        found.insert([at, &[name]].concat(), path);
+    };
+    match tree {
+        syn::UseTree::Path(p) => aliases(&p.tree, at, Some(step(p.ident.to_string())), found),
+        syn::UseTree::Name(n) if n.ident == "self" => {
+            if let Some(base) = base.clone() {
+                if let Some(last) = base.last().cloned() {
+                    bring(last, base);
+                }
+            }
+        }
+        syn::UseTree::Name(n) => bring(n.ident.to_string(), step(n.ident.to_string())),
+        syn::UseTree::Rename(r) if r.ident == "self" => {
+            if let Some(base) = base.clone() {
+                bring(r.rename.to_string(), base);
+            }
+        }
+        syn::UseTree::Rename(r) => bring(r.rename.to_string(), step(r.ident.to_string())),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|tree| aliases(tree, at, base.clone(), found)),
+        syn::UseTree::Glob(_) => {}
     }
 }
 
@@ -442,6 +508,59 @@ fn no_production_file_over_the_limit() {
     assert!(gone.is_empty(), "no longer over {MAX_LINES} lines: remove them from KNOWN_LONG in rooms.rs: {gone:?}");
 }
 
+/// Who uses the items `items` of module `of` in the production code, but the modules `but`:
+/// each as "module (items)".
+fn users_of(krate: &Crate, of: &str, items: Option<&[&str]>, but: &[&str]) -> Vec<String> {
+    let graph = krate.uses();
+    let mut found = Vec::new();
+    for (&from, used) in &graph {
+        let user = &krate.modules[from].name;
+        for (&to, taken) in used {
+            let module = &krate.modules[to].name;
+            let taken: Vec<&str> = taken
+                .iter()
+                .map(String::as_str)
+                .filter(|name| items.is_none_or(|items| items.contains(name)))
+                .collect();
+            let uses = module.starts_with(of) && (items.is_none() || !taken.is_empty());
+            if uses && !but.contains(&user.as_str()) {
+                found.push(format!("{user} -> {module} ({})", taken.join(", ")));
+            }
+        }
+    }
+    found
+}
+
+/// Turns, calls and logins run in one shell (`run.rs`): only it supervises their work and
+/// starts and ends their `codex app-server` child.
+#[test]
+fn every_run_starts_and_ends_in_the_one_shell() {
+    let krate = the_crate();
+    let mut outside = users_of(&krate, "supervise.rs", None, &["run.rs"]);
+    outside.extend(users_of(&krate, "app_server.rs", Some(&["start", "end"]), &["run.rs"]));
+    assert!(outside.is_empty(), "a run's shell outside run.rs:\n{}", outside.join("\n"));
+}
+
+/// The wire (`transport.rs`, `rpc.rs`, `protocol/`) knows nothing of what a caller gives: it
+/// uses nothing of `options/`, `turn/` or `call/`.
+#[test]
+fn the_wire_knows_nothing_of_the_callers() {
+    let krate = the_crate();
+    let wire: Vec<&str> = krate
+        .modules
+        .iter()
+        .filter(|m| {
+            !m.test && (m.name.starts_with("protocol/") || ["transport.rs", "rpc.rs"].contains(&m.name.as_str()))
+        })
+        .map(|m| m.name.as_str())
+        .collect();
+    assert!(wire.contains(&"protocol/requests.rs"), "the wire's modules: {wire:?}");
+    let callers: Vec<&str> = krate.modules.iter().map(|m| m.name.as_str()).filter(|m| !wire.contains(m)).collect();
+    let back: Vec<String> =
+        ["options/", "turn/", "call/"].iter().flat_map(|room| users_of(&krate, room, None, &callers)).collect();
+    assert!(back.is_empty(), "the wire uses what callers give:\n{}", back.join("\n"));
+}
+
 /// The reader sees what it must: paths in `use` groups and in macros, a test `cfg` however it
 /// is written, and no more.
 #[test]
@@ -501,8 +620,6 @@ fn the_reader_sees_every_use_of_the_production_code_and_no_test() {
 /// a face, are not circles.
 #[test]
 fn a_circle_through_a_room_is_seen_and_nesting_is_not_one() {
-    let src = std::env::temp_dir().join(format!("rennet-rooms-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&src);
     let files = [
         ("lib.rs", "mod a;\nmod c;\nmod d;\nmod face;\n#[cfg(test)]\nmod tests;\n"),
         ("a/mod.rs", "mod b;\nuse b::f;\npub const K: u8 = 1;\npub fn h() {\n    f()\n}\n"),
@@ -513,16 +630,43 @@ fn a_circle_through_a_room_is_seen_and_nesting_is_not_one() {
         ("d.rs", "pub fn z() {\n    crate::face::y()\n}\n"),
         ("tests.rs", "fn t() {\n    crate::d::z();\n    crate::a::h();\n}\n"),
     ];
+    let (krate, found) = circles_of("nesting", &files);
+    assert_eq!(found, vec![vec!["a/", "a/b.rs", "c.rs"]]);
+    assert!(krate.modules.iter().any(|m| m.name == "tests.rs" && m.test));
+}
+
+/// A name a module's own `use` brought in is read as the path it stands for (`c::d::g()` after
+/// `use crate::c;` uses `c/d.rs`); a room's re-export, seen from its submodules, stays the room's.
+#[test]
+fn a_path_through_a_use_is_read_as_what_it_names() {
+    let files = [
+        ("lib.rs", "mod a;\nmod c;\nmod e;\n"),
+        ("a.rs", "use crate::c;\npub fn h() {\n    c::d::g()\n}\n"),
+        ("c/mod.rs", "pub mod d;\n"),
+        ("c/d.rs", "pub fn g() {\n    crate::a::h()\n}\n"),
+        ("e/mod.rs", "mod f;\nmod g;\npub use g::K;\n"),
+        ("e/f.rs", "pub fn x() -> u8 {\n    super::K\n}\n"),
+        ("e/g.rs", "pub const K: u8 = 1;\npub fn y() {\n    super::f::x();\n}\n"),
+    ];
+    let (krate, found) = circles_of("aliases", &files);
+    assert_eq!(found, vec![vec!["a.rs", "c/d.rs"]]);
+    let users = users_of(&krate, "c/d.rs", Some(&["g"]), &[]);
+    assert_eq!(users, vec!["a.rs -> c/d.rs (g)"]);
+}
+
+/// The crate made of `files` (path, text), and its circles by module name.
+fn circles_of(name: &str, files: &[(&str, &str)]) -> (Crate, Vec<Vec<String>>) {
+    let src = std::env::temp_dir().join(format!("rennet-rooms-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&src);
     for (file, text) in files {
         std::fs::create_dir_all(src.join(file).parent().unwrap()).unwrap();
         std::fs::write(src.join(file), text).unwrap();
     }
     let krate = Crate::read(&src);
     std::fs::remove_dir_all(&src).unwrap();
-    let found: Vec<Vec<&str>> = circles(&krate.uses())
+    let found = circles(&krate.uses())
         .iter()
-        .map(|part| part.iter().map(|&m| krate.modules[m].name.as_str()).collect())
+        .map(|part| part.iter().map(|&m| krate.modules[m].name.clone()).collect())
         .collect();
-    assert_eq!(found, vec![vec!["a/", "a/b.rs", "c.rs"]]);
-    assert!(krate.modules.iter().any(|m| m.name == "tests.rs" && m.test));
+    (krate, found)
 }

@@ -20,11 +20,8 @@ use crate::cancel::Cancel;
 use crate::exchange::{failures, handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::call::{CallOptions, LoginKind, Secret};
-use crate::process::ServerProcess;
 use crate::protocol::{method, params, LoginCancel, LoginStart, RpcError};
 use crate::resolve::Target;
-use crate::rpc::Connection;
-use crate::transport::FrameReader;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::future::Future;
@@ -32,8 +29,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use tracing::field::Empty;
-use tracing::Instrument;
 
 /// How long Codex has, after `account/login/cancel`, to say the login ended before the child
 /// is killed anyway.
@@ -219,13 +214,15 @@ pub(super) async fn with_api_key<R: Input, W: Output>(
 
 /// A login's play: the handshake, `account/login/start` (then `started` is told what to show),
 /// and the wait for the login to complete; then the account.
-async fn play<R: Input, W: Output>(
+pub(super) async fn play<R: Input, W: Output>(
     exchange: &mut Exchange<'_, R, W>,
     options: &CallOptions,
-    kind: LoginKind,
-    timeout: Duration,
-    started: &watch::Sender<Option<String>>,
+    started: &Started,
 ) -> Result<Value, Stop> {
+    let super::Call::StartLogin { kind, timeout } = options.call else {
+        let message = "a login's options name another call";
+        return Err(Stop::Failed(Failure::new(FailureSource::Internal, Code::InternalError, message)));
+    };
     let mut watcher = Watcher::new(Some(timeout));
     handshake::handshake(exchange, &mut watcher, false).await?;
     let version = exchange.codex_version.clone();
@@ -378,6 +375,9 @@ async fn wait(said: &watch::Sender<Option<String>>) -> String {
     value.clone().expect("waited for a value")
 }
 
+/// Who waits for what to show the user: the JSON text of an envelope, once said.
+pub type Started = watch::Sender<Option<String>>;
+
 /// The login, ready to run: its handle, and the work to spawn (it settles both results however
 /// it ends, a defect included). `aborted`: nothing is started.
 pub fn start(options: CallOptions, aborted: bool) -> (Login, impl Future<Output = ()> + Send + 'static) {
@@ -393,21 +393,11 @@ pub fn start(options: CallOptions, aborted: bool) -> (Login, impl Future<Output 
         super::Call::StartLogin { kind: LoginKind::Chatgpt, .. } if !aborted => Some(BrowserSlot::take(&cancel)),
         _ => None,
     };
-    let work = {
-        let (cancel, started, completed) = (cancel.clone(), started.clone(), completed.clone());
-        async move {
-            let outcome = match slot {
-                Some(None) => Err(in_progress()),
-                mut slot => {
-                    if let Some(Some(slot)) = slot.as_mut() {
-                        slot.wait_for_predecessor().await;
-                    }
-                    let run = run(options, cancel, started.clone());
-                    let outcome = crate::supervise::catching(run).await.and_then(|outcome| outcome);
-                    drop(slot);
-                    outcome
-                }
-            };
+    let finish = {
+        let (started, completed) = (started.clone(), completed.clone());
+        move |outcome: super::Outcome| {
+            let code = outcome.as_ref().err().map(|failure| failure.code.as_str());
+            tracing::info!(code, "login ended");
             let json = crate::envelope::to_json(&outcome);
             // A login that never got as far as `started` tells `started` how it ended, too.
             started.send_if_modified(|said| {
@@ -420,39 +410,29 @@ pub fn start(options: CallOptions, aborted: bool) -> (Login, impl Future<Output 
             completed.send_replace(Some(json));
         }
     };
+    let login = Part { started: started.clone(), slot };
+    let work = crate::run::start(super::Calling { options, login: Some(login) }, cancel.clone(), finish);
     (Login { cancel, started, completed }, work)
 }
 
-/// Starts the child, plays the login, ends the child; then the outcome.
-async fn run(options: CallOptions, cancel: Arc<Cancel>, started: Arc<watch::Sender<Option<String>>>) -> super::Outcome {
-    let span = tracing::info_span!("login", call = options.call.name(), pid = Empty, loginId = Empty);
-    async move {
-        let mut child = super::start_child(&options, &cancel).await?;
-        let (stdout, stdin) = child.pipes();
-        let outcome = drive(stdout, stdin, child, &options, &cancel, &started).await;
-        let code = outcome.as_ref().err().map(|failure| failure.code.as_str());
-        tracing::info!(code, "login ended");
-        outcome
-    }
-    .instrument(span)
-    .await
+/// A login's own part of its run: who waits for what to show the user, and a browser login's
+/// slot (`Some(None)`: another browser login runs), held until its child is gone.
+pub(super) struct Part {
+    pub(super) started: Arc<Started>,
+    slot: Option<Option<BrowserSlot>>,
 }
 
-/// Plays a login over an established connection and ends the process before it answers.
-pub async fn drive<R: Input, W: Output, P: ServerProcess>(
-    reader: R,
-    writer: W,
-    process: P,
-    options: &CallOptions,
-    cancel: &Cancel,
-    started: &watch::Sender<Option<String>>,
-) -> super::Outcome {
-    let super::Call::StartLogin { kind, timeout } = options.call else {
-        let message = "a login's options name another call";
-        return Err(Failure::new(FailureSource::Internal, Code::InternalError, message));
-    };
-    let conn = Connection::new(FrameReader::new(reader), writer);
-    let mut exchange = Exchange::new(conn, cancel, options.request_timeout);
-    let played = play(&mut exchange, options, kind, timeout, started).await;
-    super::finish(played, exchange, process, &options.call, cancel).await
+impl Part {
+    /// Before anything starts: a browser login beside a running one fails at once; one that
+    /// took over from a cancelled one waits for that one's child to be gone.
+    pub(super) async fn begin(&mut self) -> Result<(), super::Outcome> {
+        match &mut self.slot {
+            Some(None) => Err(Err(in_progress())),
+            Some(Some(slot)) => {
+                slot.wait_for_predecessor().await;
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
 }

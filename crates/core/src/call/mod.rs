@@ -1,7 +1,7 @@
 //! Calls around turns — who is logged in, logging in and out, which models there are, the
 //! stored threads and what an app does to them, goals, skills, MCP status, and any other
-//! method — each one short-lived `codex app-server` child: started, ended and described as a
-//! turn's is ([`crate::app_server`]), speaking over the same exchange ([`crate::exchange`]):
+//! method — each one short-lived `codex app-server` child, run in the shell a turn runs in
+//! ([`crate::run`]: started, ended and described as a turn's is), over the same exchange:
 //! the handshake and the call's request(s), each with its deadline, while an abort or the
 //! server's end stops everything at once. Nothing the server asks for is granted. A call is one
 //! row of [`script::play`]; a ChatGPT login has a handle of its own ([`login`]). `drive` is
@@ -14,20 +14,20 @@ mod script;
 
 pub use crate::options::call::{parse, refused_method, Call, CallOptions, GoalChange, LoginKind, Secret};
 
-use crate::app_server::{self, NotStarted, Started};
+use crate::app_server::{self, NotStarted};
 use crate::cancel::Cancel;
 use crate::exchange::{Exchange, Input, Output, Stop};
 use crate::failure::{Code, Failure, FailureSource};
-use crate::process::{Child, ServerProcess, Spec};
+use crate::options::target::Target;
+use crate::process::{ServerProcess, Spec};
 use crate::resolve::Resolved;
-use crate::rpc::Connection;
-use crate::transport::FrameReader;
+use crate::run;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::oneshot;
 use tracing::field::Empty;
-use tracing::Instrument;
 
 /// How a call ended: what it resolves with, or why not (`CANCELLED` when it was aborted;
 /// nothing is left of the child either way).
@@ -69,17 +69,17 @@ impl Running {
 /// The call, ready to run: its handle, and the work to spawn on the runtime (it settles the
 /// handle's outcome however it ends, a defect included). `aborted`: nothing is started.
 pub fn start(options: CallOptions, aborted: bool) -> (Running, impl Future<Output = ()> + Send + 'static) {
-    start_with(options, aborted, run)
+    start_with(options, aborted, |call, cancel| async move { run::start_and_drive(call, &cancel).await })
 }
 
-/// [`start`] with the runner given (a test's can fail as production's must not).
+/// [`start`] with the work given (a test's can fail as production's must not).
 fn start_with<F, Fut>(
     options: CallOptions,
     aborted: bool,
-    runner: F,
+    work: F,
 ) -> (Running, impl Future<Output = ()> + Send + 'static)
 where
-    F: FnOnce(CallOptions, Arc<Cancel>) -> Fut + Send + 'static,
+    F: FnOnce(Calling, Arc<Cancel>) -> Fut + Send + 'static,
     Fut: Future<Output = Outcome> + Send + 'static,
 {
     let cancel = Arc::new(Cancel::new());
@@ -87,38 +87,61 @@ where
         cancel.request_kill();
     }
     let (settle, outcome) = oneshot::channel();
-    let work = {
-        let cancel = cancel.clone();
-        async move {
-            let outcome = crate::supervise::catching(runner(options, cancel)).await.and_then(|outcome| outcome);
-            let _ = settle.send(crate::envelope::to_json(&outcome));
-        }
+    let finish = move |outcome: Outcome| {
+        let code = outcome.as_ref().err().map(|failure| failure.code.as_str());
+        tracing::info!(code, "call ended");
+        let _ = settle.send(crate::envelope::to_json(&outcome));
     };
+    let work = run::start_with(Calling { options, login: None }, cancel.clone(), finish, work);
     (Running { cancel, outcome: Mutex::new(Some(outcome)) }, work)
 }
 
-/// Starts the child, plays the call, ends the child; then the outcome.
-pub async fn run(options: CallOptions, cancel: Arc<Cancel>) -> Outcome {
-    let span = tracing::info_span!("call", call = options.call.name(), pid = Empty);
-    async move {
-        let outcome = start_and_drive(&options, &cancel).await;
-        let code = outcome.as_ref().err().map(|failure| failure.code.as_str());
-        tracing::info!(code, "call ended");
-        outcome
+/// Plays one call (a login, telling `login` what to show the user) over an established
+/// connection and ends the process before it answers.
+pub async fn drive<R: Input, W: Output, P: ServerProcess>(
+    reader: R,
+    writer: W,
+    process: P,
+    options: &CallOptions,
+    cancel: &Cancel,
+    login: Option<&login::Started>,
+) -> Outcome {
+    run::drive(reader, writer, process, cancel, Script { options, login }).await
+}
+
+/// A call as the shell runs it, a ChatGPT login ([`login::start`]) included.
+struct Calling {
+    options: CallOptions,
+    /// A ChatGPT login's own part: who waits for what to show the user, its browser slot.
+    login: Option<login::Part>,
+}
+
+impl run::Run for Calling {
+    type Outcome = Outcome;
+    type Script<'a> = Script<'a>;
+
+    fn span(&mut self) -> tracing::Span {
+        let call = self.options.call.name();
+        match self.login {
+            Some(_) => tracing::info_span!("login", call, pid = Empty, loginId = Empty),
+            None => tracing::info_span!("call", call, pid = Empty),
+        }
     }
-    .instrument(span)
-    .await
-}
 
-async fn start_and_drive(options: &CallOptions, cancel: &Cancel) -> Outcome {
-    let mut child = start_child(options, cancel).await?;
-    let (stdout, stdin) = child.pipes();
-    drive(stdout, stdin, child, options, cancel).await
-}
+    async fn begin(&mut self) -> Result<(), Outcome> {
+        match &mut self.login {
+            Some(login) => login.begin().await,
+            None => Ok(()),
+        }
+    }
 
-/// The `codex app-server` child of a call (a login's included), started where its target says.
-async fn start_child(options: &CallOptions, cancel: &Cancel) -> Result<Child, Failure> {
-    let prepare = |resolved: Resolved| async move {
+    fn target(&self) -> &Target {
+        &self.options.target
+    }
+
+    /// `app-server`, with the call's secrets kept out of its stderr.
+    async fn prepare(&self, resolved: Resolved) -> Result<Spec, Failure> {
+        let options = &self.options;
         let mut args = vec![std::ffi::OsString::from("app-server")];
         // Listing MCP servers without starting them: no plugin or app brings servers of its own.
         if options.call == (Call::ListMcpServers { connect: false }) {
@@ -132,49 +155,64 @@ async fn start_child(options: &CallOptions, cancel: &Cancel) -> Result<Child, Fa
             Call::Request { params, .. } => credentials_in(params, &mut spec.secrets),
             _ => {}
         }
-        Ok::<_, Failure>(spec)
-    };
-    match app_server::start(&options.target, cancel, prepare, None).await {
-        Ok(Started { child, .. }) => Ok(child),
-        Err(NotStarted::Aborted) => Err(cancelled(&options.call)),
-        Err(NotStarted::Failed(failure)) => Err(failure),
+        Ok(spec)
+    }
+
+    fn not_started(&self, why: NotStarted) -> Outcome {
+        match why {
+            NotStarted::Aborted => Err(cancelled(&self.options.call)),
+            NotStarted::Failed(failure) => Err(failure),
+        }
+    }
+
+    fn defect(failure: Failure) -> Outcome {
+        Err(failure)
+    }
+
+    fn script<'a>(&'a self, _pid: u32, _codex_path: &'a str) -> Script<'a> {
+        Script { options: &self.options, login: self.login.as_ref().map(|login| &*login.started) }
     }
 }
 
-/// Plays one call over an established connection and ends the process before it answers.
-pub async fn drive<R: Input, W: Output, P: ServerProcess>(
-    reader: R,
-    writer: W,
-    process: P,
-    options: &CallOptions,
-    cancel: &Cancel,
-) -> Outcome {
-    let conn = Connection::new(FrameReader::new(reader), writer);
-    let mut exchange = Exchange::new(conn, cancel, options.request_timeout);
-    let played = script::play(&mut exchange, options).await;
-    finish(played, exchange, process, &options.call, cancel).await
+/// A call's script ([`script::play`]), or a login's ([`login::play`]) telling `login` what to
+/// show the user; and how the call went, once the child is gone.
+struct Script<'a> {
+    options: &'a CallOptions,
+    login: Option<&'a login::Started>,
 }
 
-/// Ends the child of a call that played (`played`) and says how the call went.
-async fn finish<R: Input, W: Output, P: ServerProcess>(
-    played: Result<Value, Stop>,
-    mut exchange: Exchange<'_, R, W>,
-    mut process: P,
-    call: &Call,
-    cancel: &Cancel,
-) -> Outcome {
-    let leaving = played.as_ref().err().map_or(app_server::Leaving::Done, Stop::leaving);
-    let gone = app_server::end(&mut process, exchange.close(), leaving, cancel).await;
-    match played {
-        // An abort while the child was being ended still wins: the caller is not waiting any more.
-        Ok(_) if cancel.abort_requested() => Err(cancelled(call)),
-        Ok(value) => Ok(value),
-        Err(Stop::Cancelled | Stop::Done) => Err(cancelled(call)),
-        Err(Stop::Eof { waiting }) => {
-            let before = format!("it answered {}", waiting.unwrap_or("the call"));
-            Err(app_server::exited(&before, &gone, process.stderr_tail()))
+impl run::Script for Script<'_> {
+    type Outcome = Outcome;
+    type Played = Result<Value, Stop>;
+
+    fn request_timeout(&self) -> Duration {
+        self.options.request_timeout
+    }
+
+    async fn play<R: Input, W: Output>(&mut self, exchange: &mut Exchange<'_, R, W>) -> Result<Value, Stop> {
+        match self.login {
+            Some(started) => login::play(exchange, self.options, started).await,
+            None => script::play(exchange, self.options).await,
         }
-        Err(Stop::Failed(failure)) => Err(app_server::with_stderr_tail(failure, || process.stderr_tail())),
+    }
+
+    fn leaving(&self, played: &Result<Value, Stop>) -> app_server::Leaving {
+        played.as_ref().err().map_or(app_server::Leaving::Done, Stop::leaving)
+    }
+
+    fn outcome(self, played: Result<Value, Stop>, ended: run::Ended<'_>) -> Outcome {
+        let call = &self.options.call;
+        match played {
+            // An abort while the child was being ended still wins: the caller is not waiting any more.
+            Ok(_) if ended.cancel.abort_requested() => Err(cancelled(call)),
+            Ok(value) => Ok(value),
+            Err(Stop::Cancelled | Stop::Done) => Err(cancelled(call)),
+            Err(Stop::Eof { waiting }) => {
+                let before = format!("it answered {}", waiting.unwrap_or("the call"));
+                Err(app_server::exited(&before, &ended.gone, (ended.stderr_tail)()))
+            }
+            Err(Stop::Failed(failure)) => Err(app_server::with_stderr_tail(failure, ended.stderr_tail)),
+        }
     }
 }
 

@@ -57,7 +57,7 @@ where
     let options = parse(name, thread.map(str::to_string), args.as_deref(), Some(&options.to_string())).unwrap();
     let script = tokio::spawn(script(peer));
     let outcome =
-        tokio::time::timeout(Duration::from_secs(10), drive(reader, writer, process, &options, &control.cancel))
+        tokio::time::timeout(Duration::from_secs(10), drive(reader, writer, process, &options, &control.cancel, None))
             .await
             .expect("the call ended");
     finished(script).await;
@@ -352,7 +352,8 @@ async fn an_aborted_call_starts_nothing() {
     let control = Control::new();
     control.request_abort();
     let options = parse("readAccount", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
-    assert_cancelled(&super::start_and_drive(&options, &control.cancel).await);
+    let call = super::Calling { options, login: None };
+    assert_cancelled(&crate::run::start_and_drive(call, &control.cancel).await);
 }
 
 /// A cancelled call: `CANCELLED`, naming the call.
@@ -813,7 +814,7 @@ where
     let script = tokio::spawn(script(peer));
     let outcome = tokio::time::timeout(
         Duration::from_secs(10),
-        super::login::drive(reader, writer, process, &options, &control.cancel, &started),
+        drive(reader, writer, process, &options, &control.cancel, Some(&started)),
     )
     .await
     .expect("the login ended");

@@ -3,7 +3,6 @@
 //! them. Optional fields are left out of the wire when absent.
 
 use super::RpcError;
-use crate::options::input::InputItem;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -166,7 +165,8 @@ pub struct ThreadResume<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct TurnStart<'a> {
     pub thread_id: &'a str,
-    pub input: &'a [InputItem],
+    /// The protocol's `UserInput` items, as the caller gave them (checked in the options).
+    pub input: &'a RawValue,
     pub cwd: &'a str,
     pub approval_policy: ApprovalPolicy,
     pub sandbox_policy: SandboxPolicy,
@@ -208,7 +208,8 @@ pub struct TurnInterrupt<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct TurnSteer<'a> {
     pub thread_id: &'a str,
-    pub input: &'a [InputItem],
+    /// As [`TurnStart::input`].
+    pub input: &'a RawValue,
     pub expected_turn_id: &'a str,
 }
 
@@ -574,9 +575,10 @@ mod tests {
             json!({"threadId": "th", "cwd": "/w", "approvalPolicy": "never", "sandbox": "read-only", "model": "m"})
         );
         let schema = RawValue::from_string(r#"{"type":"object"}"#.into()).unwrap();
+        let input = serde_json::value::to_raw_value(&[crate::options::input::InputItem::text("hi")]).unwrap();
         let turn = TurnStart {
             thread_id: "th",
-            input: &[InputItem::text("hi")],
+            input: &input,
             cwd: "/w",
             approval_policy: ApprovalPolicy::Never,
             sandbox_policy: SandboxPolicy::DangerFullAccess,

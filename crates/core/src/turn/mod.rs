@@ -18,25 +18,25 @@ pub mod state;
 
 pub use controls::{steer_outcome, AppAnswer, AppHandler, Controls, Readiness, Steer};
 
-use crate::app_server::{self, NotStarted, Started};
+use crate::app_server::{self, NotStarted};
 use crate::cancel::Cancel;
 use crate::events::{DiagnosticSource, HarnessEvent, Terminal};
 use crate::exchange::{Exchange, Input, Output};
 use crate::failure::{Code, Failure, FailureSource};
+use crate::options::target::Target;
 use crate::options::{Access, TurnOptions};
 use crate::process::stderr::LineSink;
 use crate::process::{ServerProcess, Spec};
 use crate::resolve::Resolved;
-use crate::rpc::Connection;
+use crate::run;
 use crate::stream::EventStream;
-use crate::transport::FrameReader;
 use ending::Ending;
 use serde_json::json;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tracing::field::Empty;
-use tracing::Instrument;
 
 /// stderr lines forwarded as `diagnostic` events; later lines only reach the tail and logs.
 pub const MAX_STDERR_EVENTS: usize = 200;
@@ -54,19 +54,17 @@ pub struct Handle {
 /// readiness told, the one terminal event queued. `aborted`: the caller's signal was aborted
 /// already, so nothing is started.
 pub fn start(options: TurnOptions, aborted: bool) -> (Handle, impl Future<Output = ()> + Send + 'static) {
-    start_with(options, aborted, |options, handle, key| async move {
-        start_and_drive(&options, &handle.stream, &handle.cancel, &handle.controls, &key).await
-    })
+    start_with(options, aborted, |turn, cancel| async move { run::start_and_drive(turn, &cancel).await })
 }
 
-/// [`start`] with the runner given (a test's can fail as production's must not).
+/// [`start`] with the work given (a test's can fail as production's must not).
 fn start_with<F, Fut>(
     options: TurnOptions,
     aborted: bool,
-    runner: F,
+    work: F,
 ) -> (Handle, impl Future<Output = ()> + Send + 'static)
 where
-    F: FnOnce(TurnOptions, Handle, String) -> Fut + Send + 'static,
+    F: FnOnce(Turn, Arc<Cancel>) -> Fut + Send + 'static,
     Fut: Future<Output = Terminal> + Send + 'static,
 {
     let handle = Handle {
@@ -78,13 +76,10 @@ where
         handle.cancel.request_abort();
     }
     let running = handle.clone();
-    let work = async move {
-        let key = turn_key();
-        let span = tracing::info_span!("turn", turnKey = %key, pid = Empty, threadId = Empty, turnId = Empty);
-        let runner = runner(options, running.clone(), key).instrument(span.clone());
-        let terminal = crate::supervise::catching(runner).await.unwrap_or_else(Terminal::failed);
-        span.in_scope(|| finish(&running, terminal));
-    };
+    // Held until `started` has gone out: it is always the first event.
+    let prelude: session::Prelude = Arc::new(Mutex::new(Some(Vec::new())));
+    let turn = Turn { options, handle: handle.clone(), prelude, key: String::new() };
+    let work = run::start_with(turn, handle.cancel.clone(), move |terminal| finish(&running, terminal), work);
     (handle, work)
 }
 
@@ -116,42 +111,12 @@ pub async fn drive<R: Input, W: Output, P: ServerProcess>(
     options: &TurnOptions,
     codex_path: &str,
     turn_key: &str,
-    caller: (&EventStream, &Cancel, &Controls),
+    (stream, cancel, controls): (&EventStream, &Cancel, &Controls),
 ) -> Terminal {
     let prelude: session::Prelude = Arc::new(Mutex::new(None));
-    drive_with(reader, writer, process, options, codex_path, turn_key, caller, &prelude).await
-}
-
-/// [`drive`], with the stderr lines read before `started` in `prelude` (they follow it).
-#[allow(clippy::too_many_arguments)]
-async fn drive_with<R: Input, W: Output, P: ServerProcess>(
-    reader: R,
-    writer: W,
-    mut process: P,
-    options: &TurnOptions,
-    codex_path: &str,
-    turn_key: &str,
-    (stream, cancel, controls): (&EventStream, &Cancel, &Controls),
-    prelude: &session::Prelude,
-) -> Terminal {
-    let conn = Connection::new(FrameReader::new(reader), writer);
-    let mut exchange = Exchange::new(conn, cancel, options.request_timeout);
     let started = session::Started { turn_key, pid: process.pid(), codex_path };
-    let mut session = session::Session::new(options, stream, controls, prelude);
-    let ending = session.run(&mut exchange, started).await;
-    // A run that ended before `started` still shows what the server said on stderr.
-    session::flush_prelude(prelude, stream);
-
-    let leaving = match ending {
-        Ending::Eof => app_server::Leaving::Eof,
-        Ending::Kill | Ending::Cut(_) => app_server::Leaving::Kill,
-        _ => app_server::Leaving::Done,
-    };
-    let abort_seen = exchange.wire.abort_seen();
-    let gone = app_server::end(&mut process, exchange.close(), leaving, cancel).await;
-    let stderr_tail = || process.stderr_tail();
-    let exit = ending::Exit { gone, stderr_tail: &stderr_tail };
-    ending::terminal(ending, &session.state, abort_seen, exit)
+    let script = Script { options, stream, controls, prelude: &prelude, started };
+    run::drive(reader, writer, process, cancel, script).await
 }
 
 /// A short id of a turn, unique in this process: in its `started` event and in every log
@@ -161,36 +126,102 @@ fn turn_key() -> String {
     format!("t{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Finds and spawns `codex app-server`, drives the turn; the terminal event.
-async fn start_and_drive(
-    options: &TurnOptions,
-    stream: &Arc<EventStream>,
-    cancel: &Cancel,
-    controls: &Controls,
-    turn_key: &str,
-) -> Terminal {
-    let forwarded = AtomicUsize::new(0);
-    let sink = stream.clone();
-    // Held until `started` has gone out: it is always the first event.
-    let prelude: session::Prelude = Arc::new(Mutex::new(Some(Vec::new())));
-    let held = prelude.clone();
-    let on_stderr: LineSink = Box::new(move |line| {
-        if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
-            match held.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-                Some(lines) => lines.push(line),
-                None => sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line }),
+/// A turn, as the shell runs it: its options, its handle, its key once its work began, and the
+/// stderr lines read before `started` went out.
+struct Turn {
+    options: TurnOptions,
+    handle: Handle,
+    prelude: session::Prelude,
+    key: String,
+}
+
+impl run::Run for Turn {
+    type Outcome = Terminal;
+    type Script<'a> = Script<'a>;
+
+    fn span(&mut self) -> tracing::Span {
+        self.key = turn_key();
+        tracing::info_span!("turn", turnKey = %self.key, pid = Empty, threadId = Empty, turnId = Empty)
+    }
+
+    fn target(&self) -> &Target {
+        &self.options.target
+    }
+
+    async fn prepare(&self, resolved: Resolved) -> Result<Spec, Failure> {
+        prepare_launch(&self.options, resolved).await
+    }
+
+    /// The first [`MAX_STDERR_EVENTS`] lines as `diagnostic` events, after `started`.
+    fn on_stderr(&self) -> Option<LineSink> {
+        let forwarded = AtomicUsize::new(0);
+        let (sink, held) = (self.handle.stream.clone(), self.prelude.clone());
+        Some(Box::new(move |line| {
+            if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
+                match held.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+                    Some(lines) => lines.push(line),
+                    None => sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line }),
+                }
             }
+        }))
+    }
+
+    fn not_started(&self, why: NotStarted) -> Terminal {
+        match why {
+            NotStarted::Aborted => Terminal::killed_before_start(),
+            NotStarted::Failed(failure) => Terminal::failed(failure),
         }
-    });
-    let prepare = |resolved| prepare_launch(options, resolved);
-    let (mut child, codex_path, _guarded) =
-        match app_server::start(&options.target, cancel, prepare, Some(on_stderr)).await {
-            Ok(Started { child, codex_path, guarded }) => (child, codex_path, guarded),
-            Err(NotStarted::Aborted) => return Terminal::killed_before_start(),
-            Err(NotStarted::Failed(failure)) => return Terminal::failed(failure),
-        };
-    let (stdout, stdin) = child.pipes();
-    drive_with(stdout, stdin, child, options, &codex_path, turn_key, (stream, cancel, controls), &prelude).await
+    }
+
+    fn defect(failure: Failure) -> Terminal {
+        Terminal::failed(failure)
+    }
+
+    fn script<'a>(&'a self, pid: u32, codex_path: &'a str) -> Script<'a> {
+        let Handle { stream, controls, .. } = &self.handle;
+        let started = session::Started { turn_key: &self.key, pid, codex_path };
+        Script { options: &self.options, stream, controls, prelude: &self.prelude, started }
+    }
+}
+
+/// The turn's session on the exchange, and the terminal its end amounts to.
+struct Script<'a> {
+    options: &'a TurnOptions,
+    stream: &'a EventStream,
+    controls: &'a Controls,
+    prelude: &'a session::Prelude,
+    started: session::Started<'a>,
+}
+
+impl<'a> run::Script for Script<'a> {
+    type Outcome = Terminal;
+    /// The session stays until the child is gone: what the caller gives meanwhile goes nowhere.
+    type Played = (Ending, session::Session<'a>);
+
+    fn request_timeout(&self) -> Duration {
+        self.options.request_timeout
+    }
+
+    async fn play<R: Input, W: Output>(&mut self, exchange: &mut Exchange<'_, R, W>) -> Self::Played {
+        let mut session = session::Session::new(self.options, self.stream, self.controls, self.prelude);
+        let ending = session.run(exchange, self.started).await;
+        // A run that ended before `started` still shows what the server said on stderr.
+        session::flush_prelude(self.prelude, self.stream);
+        (ending, session)
+    }
+
+    fn leaving(&self, (ending, _): &Self::Played) -> app_server::Leaving {
+        match ending {
+            Ending::Eof => app_server::Leaving::Eof,
+            Ending::Kill | Ending::Cut(_) => app_server::Leaving::Kill,
+            _ => app_server::Leaving::Done,
+        }
+    }
+
+    fn outcome(self, (ending, session): Self::Played, ended: run::Ended<'_>) -> Terminal {
+        let exit = ending::Exit { gone: ended.gone, stderr_tail: ended.stderr_tail };
+        ending::terminal(ending, &session.state, ended.abort_seen, exit)
+    }
 }
 
 /// The child to start: `app-server` with the arguments the options call for.

@@ -1,29 +1,23 @@
 //! The turn's session on the exchange: handshake → login check → thread (started read-only, or
-//! resumed) → for a read-only turn the isolation checks → turn (or review) → wait for its end.
-//! The session is the exchange's owner: notifications go to the state machine, server requests
-//! to the app's handler or the reply policy, an abort answers what waits and becomes
-//! `turn/interrupt` of every live turn (sub-agents' included, and each turn that starts after)
-//! with its grace, and its own wake-ups are the caller's steers, a prepared turn's input, the
-//! app's answers, and room in the event queue. With `until: 'idle'` it also keeps the bounds of
-//! the wait (`maxContinuations`, `idleWaitMs`), which end it as an abort does but completed.
+//! resumed) → for a read-only turn the isolation checks → turn (or review) ([`script`]) → wait
+//! for its end. The session is the exchange's owner: notifications go to the state machine,
+//! server requests to the app's handler or the reply policy ([`requests`]), an abort answers
+//! what waits and becomes `turn/interrupt` of every live turn (sub-agents' included, and each
+//! turn that starts after) with its grace, and its own wake-ups are the caller's steers, a
+//! prepared turn's input, the app's answers, and room in the event queue. With `until: 'idle'`
+//! it also keeps the bounds of the wait (`maxContinuations`, `idleWaitMs`), which end it as an
+//! abort does but completed.
 
-use super::controls::{AppAnswer, Controls, Readiness, Steer};
+use super::controls::{AppAnswer, Controls, Steer};
 use super::ending::{self, Ending};
 use super::policy;
 use super::state::{Stopping, TurnState};
-use crate::account;
 use crate::events::{AgentRef, CutReason, DiagnosticSource, HarnessEvent, PassthroughReason, ReplyKind};
-use crate::exchange::{handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
-use crate::isolation;
-use crate::options::{Access, TurnInput, TurnOptions, Until};
-use crate::protocol::{
-    params_of, ApprovalPolicy, CollaborationMode, CompletedTurn, ConfigRead, ExperimentalFeatureList,
-    McpServerStatusList, ModeSettings, ReviewStart, RpcError, SandboxPolicy, ThreadResume, ThreadSandbox, ThreadStart,
-    TurnInterrupt, TurnStart, TurnSteer, WorkspaceWrite,
-};
-use crate::sandbox;
+use crate::exchange::{Exchange, Frame, Input, Output, Owner, Stop, Wire};
+use crate::options::input::InputItem;
+use crate::options::{TurnInput, TurnOptions, Until};
+use crate::protocol::{CompletedTurn, RpcError, TurnInterrupt, TurnSteer, WorkspaceWrite};
 use crate::stream::EventStream;
-use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -36,7 +30,11 @@ use tokio::time::Instant;
 /// (Codex starts it some 20 ms after `turn/completed`); past it, the goal is named as cut off.
 const CONTINUATION_WAIT: Duration = Duration::from_secs(5);
 
+mod requests;
+mod script;
+
 /// What the `started` event says besides the server's own answer.
+#[derive(Clone, Copy)]
 pub(super) struct Started<'a> {
     pub turn_key: &'a str,
     pub pid: u32,
@@ -182,192 +180,6 @@ impl<'a> Session<'a> {
         ending
     }
 
-    async fn script<R: Input, W: Output>(
-        &mut self,
-        exchange: &mut Exchange<'_, R, W>,
-        started: Started<'_>,
-    ) -> Result<(), Stop> {
-        // Only what a request needs from the experimental surface makes the package ask for it.
-        let experimental = self.options.mode.is_some();
-        let hello = handshake::handshake(exchange, self, experimental).await?;
-        self.stream.push(&HarnessEvent::Started {
-            turn_key: started.turn_key.to_string(),
-            pid: started.pid,
-            codex_path: started.codex_path.to_string(),
-            codex_version: hello.codex_version,
-            user_agent: hello.user_agent,
-        });
-        flush_prelude(self.prelude, self.stream);
-        self.check_login(exchange).await?;
-
-        let read_only = self.options.access == Access::ReadOnly;
-        let (thread_id, configured) = self.open_thread(exchange, read_only).await?;
-        if let Some(configured) = configured {
-            self.confirm_isolation(exchange, &thread_id, &configured).await.map_err(ending::isolation_doubt)?;
-        }
-        // Everything up to `turn/start` is done: a prepared turn waits here for its input.
-        self.controls.set_readiness(Readiness::Ready { thread_id: thread_id.clone() });
-        match (&self.options.review, self.options.turn.as_ref()) {
-            (Some(target), _) => self.start_review(exchange, &thread_id, target).await?,
-            (None, Some(input)) => self.start_turn(exchange, &thread_id, input).await?,
-            (None, None) => {
-                self.start = self.controls.take_start();
-                let input = exchange.pump_until(self, |session, _| session.given.take()).await?;
-                self.start_turn(exchange, &thread_id, &input).await?;
-            }
-        }
-        // The acknowledgement is not a result: the turn ends on `turn/completed` (or a
-        // failure), however long it takes — with `until: 'idle'`, once everything it started is idle.
-        exchange.pump_until(self, |_, _| None::<()>).await
-    }
-
-    /// Before the thread: a turn nobody can authenticate fails now, rather than retrying its
-    /// model request for minutes. A server without `account/read` (older Codex) goes on, as
-    /// does one that cannot say.
-    async fn check_login<R: Input, W: Output>(&mut self, exchange: &mut Exchange<'_, R, W>) -> Result<(), Stop> {
-        let options = self.options;
-        match handshake::login(exchange, self, &options.target).await? {
-            handshake::Login::Report { ready: true, .. } => Ok(()),
-            handshake::Login::Report { report, ready: false } => Err(Stop::Failed(account::auth_required(report))),
-            handshake::Login::Unknown(error) => {
-                tracing::debug!(code = error.code, "account/read not answered: {}", error.message);
-                Ok(())
-            }
-        }
-    }
-
-    /// Starts (or resumes) the thread, always read-only: a writable thread sandbox in a git
-    /// directory makes the server mark the project trusted in the user's config.toml. Full
-    /// access is granted per turn instead (`sandboxPolicy`). For a read-only turn, also the MCP
-    /// servers of the effective configuration, each disabled for the thread; for an `ask` turn,
-    /// the user's workspace-write settings its `turn/start` will carry.
-    async fn open_thread<R: Input, W: Output>(
-        &mut self,
-        exchange: &mut Exchange<'_, R, W>,
-        read_only: bool,
-    ) -> Result<(String, Option<Vec<String>>), Stop> {
-        let opts = self.options;
-        let read = ConfigRead { cwd: &opts.target.thread_cwd };
-        let configured = if read_only {
-            // Codex merges configuration layers, so an empty table cannot clear the user's
-            // servers: each configured one (project layers included) is disabled by name.
-            let config = exchange.call(self, &read).await.map_err(ending::isolation_doubt)?;
-            Some(isolation::configured_servers(&config).map_err(Stop::Failed)?)
-        } else {
-            None
-        };
-        // A review carries no sandbox (the thread's read-only one holds): nothing to read.
-        if opts.access == Access::Ask && opts.review.is_none() {
-            // Before the thread, so that a configuration that cannot be read starts nothing.
-            let config = exchange.call(self, &read).await?;
-            self.workspace_write = Some(sandbox::workspace_write(&config).map_err(Stop::Failed)?);
-        }
-        let config = configured.as_deref().map(isolation::thread_config);
-        let thread = ThreadStart {
-            cwd: &opts.target.thread_cwd,
-            approval_policy: ApprovalPolicy::Never,
-            sandbox: ThreadSandbox::ReadOnly,
-            model: opts.model.as_deref(),
-            config,
-            ephemeral: opts.ephemeral && opts.thread_id.is_none(),
-        };
-        let (thread, resumed) = match &opts.thread_id {
-            Some(thread_id) => (exchange.call(self, &ThreadResume { thread_id, thread }).await?, true),
-            None => (exchange.call(self, &thread).await?, false),
-        };
-        if read_only {
-            isolation::check_thread(&thread.sandbox, &thread.approval_policy).map_err(Stop::Failed)?;
-        }
-        let thread_id = thread.thread.id;
-        self.thread_model = thread.thread.model;
-        tracing::Span::current().record("threadId", thread_id.as_str());
-        self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread_id.clone(), resumed });
-        self.update_state(|state, out| state.set_thread(thread_id.clone(), out));
-        Ok((thread_id, configured))
-    }
-
-    /// Asks the server, for this thread, whether the isolation holds. The turn starts only
-    /// after it confirms.
-    async fn confirm_isolation<R: Input, W: Output>(
-        &mut self,
-        exchange: &mut Exchange<'_, R, W>,
-        thread_id: &str,
-        requested: &[String],
-    ) -> Result<(), Stop> {
-        let features = exchange.list_all(self, |cursor| ExperimentalFeatureList { thread_id, cursor }).await?;
-        let absent = isolation::check_features(&features).map_err(Stop::Failed)?;
-        if !absent.is_empty() {
-            tracing::debug!(features = ?absent, "features this Codex does not have");
-        }
-        let servers = exchange
-            .list_all(self, |cursor| McpServerStatusList { thread_id, detail: "toolsAndAuthOnly", cursor })
-            .await?;
-        isolation::check_servers(&servers, requested).map_err(Stop::Failed)
-    }
-
-    async fn start_turn<R: Input, W: Output>(
-        &mut self,
-        exchange: &mut Exchange<'_, R, W>,
-        thread_id: &str,
-        input: &TurnInput,
-    ) -> Result<(), Stop> {
-        let opts = self.options;
-        self.structured = input.output_schema.is_some();
-        let model = input.model.as_deref().or(opts.model.as_deref());
-        let thread_model = self.thread_model.clone();
-        let collaboration_mode = opts.mode.map(|mode| CollaborationMode {
-            mode: mode.as_str(),
-            settings: ModeSettings {
-                model: model.or(thread_model.as_deref()).unwrap_or_default(),
-                reasoning_effort: None,
-                developer_instructions: None,
-            },
-        });
-        let (approval_policy, sandbox_policy) = match opts.access {
-            Access::Full => (ApprovalPolicy::Never, SandboxPolicy::DangerFullAccess),
-            Access::ReadOnly => (ApprovalPolicy::Never, SandboxPolicy::ReadOnly),
-            Access::Ask => {
-                // Read with the thread (`open_thread`) for every `ask` turn that gets here.
-                let settings = self.workspace_write.clone().expect("an ask turn reads its sandbox before its thread");
-                (ApprovalPolicy::OnRequest, SandboxPolicy::WorkspaceWrite(settings))
-            }
-        };
-        let turn = TurnStart {
-            thread_id,
-            input: &input.input,
-            cwd: &opts.target.thread_cwd,
-            approval_policy,
-            sandbox_policy,
-            model,
-            effort: input.effort.as_deref(),
-            output_schema: input.output_schema.as_deref(),
-            collaboration_mode,
-        };
-        self.state.set_turn_requested();
-        let ack = exchange.call(self, &turn).await?;
-        if let Some(turn_id) = ack.turn.id {
-            self.update_state(|state, out| state.set_turn(turn_id, out));
-        }
-        Ok(())
-    }
-
-    /// A review of the thread's changes, inline: a turn of the thread whose items carry the
-    /// review's turn id.
-    async fn start_review<R: Input, W: Output>(
-        &mut self,
-        exchange: &mut Exchange<'_, R, W>,
-        thread_id: &str,
-        target: &RawValue,
-    ) -> Result<(), Stop> {
-        self.state.set_turn_requested();
-        let review = ReviewStart { thread_id, target, delivery: "inline" };
-        let ack = exchange.call(self, &review).await?;
-        if let Some(turn_id) = ack.turn.id {
-            self.update_state(|state, out| state.set_turn(turn_id, out));
-        }
-        Ok(())
-    }
-
     /// The ending of a turn the server completed: what its terminal event will say.
     fn completed_ending(&self, turn: CompletedTurn) -> Ending {
         Ending::Turn(Box::new(ending::completed(&self.state, self.structured, &turn)))
@@ -445,88 +257,6 @@ impl<'a> Session<'a> {
             }
         }
         self.sent_steers = waiting;
-    }
-
-    /// A server request: the app's to answer when it has a handler (within its time), else the
-    /// fixed policy's at once.
-    async fn server_request<R: Input, W: Output>(
-        &mut self,
-        id: serde_json::Value,
-        method: String,
-        line: String,
-        wire: &mut Wire<'_, R, W>,
-    ) {
-        let params = params_of(&line).unwrap_or_else(|| RawValue::from_string("null".into()).expect("null is JSON"));
-        let agent = thread_of(&params).and_then(|thread| self.state.agent_of(&thread));
-        if self.answers.is_some() && !wire.abort_seen() && !self.state.is_completed() {
-            let key = self.next_key;
-            self.next_key += 1;
-            let request = json!({"key": key, "method": method, "id": id, "params": params, "agent": agent});
-            if self.controls.ask_app(request.to_string()) {
-                let deadline = Instant::now() + self.options.server_request_timeout;
-                tracing::debug!(method = %method, key, "server request handed to the app");
-                self.asked.insert(key, Asked { id, method, params, agent, deadline });
-                return;
-            }
-        }
-        let answer = policy::answer(&method, self.options.access);
-        self.reply(wire, id, method, params, agent, answer, None).await;
-    }
-
-    /// Sends `answer` to request `id` and tells the app how it was answered; `why`: a
-    /// diagnostic to go with it (an app answer that did not fit).
-    #[allow(clippy::too_many_arguments)]
-    async fn reply<R: Input, W: Output>(
-        &mut self,
-        wire: &mut Wire<'_, R, W>,
-        id: serde_json::Value,
-        method: String,
-        params: Box<RawValue>,
-        agent: Option<AgentRef>,
-        answer: policy::Answer,
-        why: Option<String>,
-    ) {
-        tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
-        wire.reply(&id, answer.reply()).await;
-        if let Some(why) = why {
-            self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Client, line: why });
-        }
-        self.stream.push(&HarnessEvent::ServerRequest { method, id, params, agent, reply: answer.kind });
-    }
-
-    /// The app's word on request `key` (dropped when the request was answered already).
-    async fn app_answered<R: Input, W: Output>(&mut self, key: u64, said: AppAnswer, wire: &mut Wire<'_, R, W>) {
-        let Some(asked) = self.asked.remove(&key) else {
-            tracing::debug!(key, "a late answer of the app dropped");
-            return;
-        };
-        let (answer, why) = match said {
-            AppAnswer::Reply(result) => {
-                (policy::Answer { kind: ReplyKind::App, result: Some(result), error: None }, None)
-            }
-            AppAnswer::Pass => (policy::answer(&asked.method, self.options.access), None),
-            AppAnswer::Unfit(why) => {
-                let answer = policy::answer(&asked.method, self.options.access);
-                let sent = json!(answer.kind);
-                let why = format!(
-                    "the app's answer to {} does not fit its response type ({why}); the fixed policy's reply ({}) was sent instead",
-                    asked.method,
-                    sent.as_str().unwrap_or_default()
-                );
-                (answer, Some(why))
-            }
-        };
-        self.reply(wire, asked.id, asked.method, asked.params, asked.agent, answer, why).await;
-    }
-
-    /// Every request the app has not answered yet is answered "cancelled" (the turn is ending).
-    async fn cancel_asked<R: Input, W: Output>(&mut self, wire: &mut Wire<'_, R, W>) {
-        let mut asked: Vec<_> = self.asked.drain().collect();
-        asked.sort_by_key(|(key, _)| *key);
-        for (_, asked) in asked {
-            let answer = policy::cancelled(&asked.method);
-            self.reply(wire, asked.id, asked.method, asked.params, asked.agent, answer, None).await;
-        }
     }
 }
 
@@ -695,7 +425,8 @@ impl Owner for Session<'_> {
         if let (Some(thread_id), Some(turn_id)) = (self.state.thread_id(), self.state.turn_id()) {
             let (thread_id, turn_id) = (thread_id.to_string(), turn_id.to_string());
             for steer in std::mem::take(&mut self.held_steers) {
-                let request = TurnSteer { thread_id: &thread_id, input: &steer.input, expected_turn_id: &turn_id };
+                let items = user_input(&steer.input);
+                let request = TurnSteer { thread_id: &thread_id, input: &items, expected_turn_id: &turn_id };
                 // Its answer decides nothing of the turn: no deadline, and an error is the
                 // caller's refusal, not the turn's failure.
                 if let Ok(id) = wire.request(&request, None).await {
@@ -726,17 +457,9 @@ pub(super) fn flush_prelude(prelude: &Prelude, stream: &EventStream) {
     }
 }
 
-/// The thread a server request is about (`params.threadId`, or a legacy request's `conversationId`).
-fn thread_of(params: &RawValue) -> Option<String> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Scope {
-        #[serde(default)]
-        thread_id: Option<String>,
-        #[serde(default)]
-        conversation_id: Option<String>,
-    }
-    serde_json::from_str::<Scope>(params.get()).ok().and_then(|s| s.thread_id.or(s.conversation_id))
+/// The user's input items as the wire carries them: the protocol's `UserInput`.
+fn user_input(items: &[InputItem]) -> Box<RawValue> {
+    serde_json::value::to_raw_value(items).expect("input items are JSON")
 }
 
 async fn next_start(start: &mut Option<oneshot::Receiver<TurnInput>>) -> Option<TurnInput> {

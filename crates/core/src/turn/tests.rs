@@ -1316,7 +1316,7 @@ mod outputs;
 #[tokio::test]
 async fn a_defect_in_the_runner_still_ends_the_turn_once() {
     let opts = options::parse_prepared(&json!({"cwd": CWD}).to_string()).unwrap();
-    let (handle, work) = super::start_with(opts, false, |_, _, _| async { panic!("defect in a turn") });
+    let (handle, work) = super::start_with(opts, false, |_, _| async { panic!("defect in a turn") });
     let steer = handle.controls.steer(vec![crate::options::input::InputItem::text("more")]);
     work.await;
     let steered = super::steer_outcome(steer.await).unwrap_err();

@@ -4,7 +4,7 @@
 // model, checks that schema against what strict structured output accepts, and validates the
 // parsed reply. Loaded on first use, so importing the package does not load ajv.
 
-const { plain, option, isArray } = require('./lib/plain.js')
+const { plain, option, isArray } = require('./plain.js')
 
 /** JSON Schema drafts by `$schema` (without a trailing `#`); absent means 2020-12. */
 const DRAFTS = [
