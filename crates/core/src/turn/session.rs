@@ -12,7 +12,10 @@ use super::ending::{self, Ending};
 use super::policy;
 use super::state::{Stopping, TurnState};
 use crate::account;
-use crate::events::{AgentRef, CutReason, DiagnosticSource, HarnessEvent, PassthroughReason, ReplyKind};
+use crate::events::{
+    AgentRef, CutReason, DiagnosticEvent, DiagnosticSource, HarnessEvent, PassthroughEvent, PassthroughReason,
+    ReplyKind, ServerRequestEvent, StartedEvent, ThreadStartedEvent,
+};
 use crate::exchange::{handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::isolation;
 use crate::options::{Access, TurnInput, TurnOptions, Until};
@@ -190,13 +193,13 @@ impl<'a> Session<'a> {
         // Only what a request needs from the experimental surface makes the package ask for it.
         let experimental = self.options.mode.is_some();
         let hello = handshake::handshake(exchange, self, experimental).await?;
-        self.stream.push(&HarnessEvent::Started {
+        self.stream.push(&HarnessEvent::Started(StartedEvent {
             turn_key: started.turn_key.to_string(),
             pid: started.pid,
             codex_path: started.codex_path.to_string(),
             codex_version: hello.codex_version,
             user_agent: hello.user_agent,
-        });
+        }));
         flush_prelude(self.prelude, self.stream);
         self.check_login(exchange).await?;
 
@@ -281,7 +284,7 @@ impl<'a> Session<'a> {
         let thread_id = thread.thread.id;
         self.thread_model = thread.thread.model;
         tracing::Span::current().record("threadId", thread_id.as_str());
-        self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread_id.clone(), resumed });
+        self.stream.push(&HarnessEvent::ThreadStarted(ThreadStartedEvent { thread_id: thread_id.clone(), resumed }));
         self.update_state(|state, out| state.set_thread(thread_id.clone(), out));
         Ok((thread_id, configured))
     }
@@ -473,8 +476,8 @@ impl<'a> Session<'a> {
         self.reply(wire, id, method, params, agent, answer, None).await;
     }
 
-    /// Sends `answer` to request `id` and tells the app how it was answered; `why`: a
-    /// diagnostic to go with it (an app answer that did not fit).
+    /// Sends `answer` to request `id` and tells the app how it was answered; `unfit`: why the
+    /// app's answer was not sent (its event says so).
     #[allow(clippy::too_many_arguments)]
     async fn reply<R: Input, W: Output>(
         &mut self,
@@ -484,14 +487,12 @@ impl<'a> Session<'a> {
         params: Box<RawValue>,
         agent: Option<AgentRef>,
         answer: policy::Answer,
-        why: Option<String>,
+        unfit: Option<String>,
     ) {
         tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
         wire.reply(&id, answer.reply()).await;
-        if let Some(why) = why {
-            self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Client, line: why });
-        }
-        self.stream.push(&HarnessEvent::ServerRequest { method, id, params, agent, reply: answer.kind });
+        let event = ServerRequestEvent { method, id, params, agent, reply: answer.kind, unfit };
+        self.stream.push(&HarnessEvent::ServerRequest(event));
     }
 
     /// The app's word on request `key` (dropped when the request was answered already).
@@ -506,13 +507,16 @@ impl<'a> Session<'a> {
             }
             AppAnswer::Pass => (policy::answer(&asked.method, self.options.access), None),
             AppAnswer::Unfit(why) => {
-                let answer = policy::answer(&asked.method, self.options.access);
+                // Never the fixed policy's reply, which may grant: the app meant something else.
+                let mut answer = policy::refused(&asked.method);
                 let sent = json!(answer.kind);
+                answer.kind = ReplyKind::Unfit;
                 let why = format!(
-                    "the app's answer to {} does not fit its response type ({why}); the fixed policy's reply ({}) was sent instead",
+                    "the app's answer to {} does not fit its response type ({why}); it was not sent, the method's refusal ({}) was",
                     asked.method,
                     sent.as_str().unwrap_or_default()
                 );
+                tracing::warn!(method = %asked.method, "{why}");
                 (answer, Some(why))
             }
         };
@@ -563,19 +567,19 @@ impl Owner for Session<'_> {
 
     async fn on_frame<R: Input, W: Output>(&mut self, frame: Frame, wire: &mut Wire<'_, R, W>) -> Result<(), Stop> {
         match frame {
-            Frame::Stray(line) => self.stream.push(&HarnessEvent::Passthrough {
+            Frame::Stray(line) => self.stream.push(&HarnessEvent::Passthrough(PassthroughEvent {
                 reason: PassthroughReason::UnknownResponse,
                 message: RawValue::from_string(line).expect("a parsed frame is JSON"),
-            }),
+            })),
             Frame::Request { id, method, line } => self.server_request(id, method, line, wire).await,
             Frame::Notification { method, scope, line } => {
                 tracing::trace!(method = %method, "notification");
                 self.update_state(|state, out| state.notification(method, scope, line, out));
                 self.after_notification(wire).await;
             }
-            Frame::Preamble(line) => {
-                self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line })
-            }
+            Frame::Preamble(line) => self
+                .stream
+                .push(&HarnessEvent::Diagnostic(DiagnosticEvent { source: DiagnosticSource::Preamble, line })),
         }
         Ok(())
     }
@@ -722,7 +726,7 @@ impl Owner for Session<'_> {
 pub(super) fn flush_prelude(prelude: &Prelude, stream: &EventStream) {
     let lines = prelude.lock().unwrap_or_else(|e| e.into_inner()).take();
     for line in lines.into_iter().flatten() {
-        stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line });
+        stream.push(&HarnessEvent::Diagnostic(DiagnosticEvent { source: DiagnosticSource::Stderr, line }));
     }
 }
 
