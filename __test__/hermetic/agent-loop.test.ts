@@ -532,7 +532,7 @@ describe('onServerRequest', () => {
       expect(terminal.status).toBe('completed')
       expect(await eventually(() => records.some((r) => r.level === 'warn' && r.message.includes('does not fit')), 10_000)).toBe(true)
       const warned = records.find((r) => r.level === 'warn' && r.message.includes('does not fit'))
-      expect(warned?.message).toContain('item/commandExecution/requestApproval')
+      expect(warned).toMatchObject({ target: 'rennet_codex::turn', fields: { method: 'item/commandExecution/requestApproval' } })
       expect(warned?.fields.turnKey).toMatch(/^t\d+$/)
     } finally {
       setLogger(null)

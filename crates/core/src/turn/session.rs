@@ -516,7 +516,8 @@ impl<'a> Session<'a> {
                     asked.method,
                     sent.as_str().unwrap_or_default()
                 );
-                tracing::warn!(method = %asked.method, "{why}");
+                // The turn's own target, wherever in the turn this is written.
+                tracing::warn!(target: "rennet_codex::turn", method = %asked.method, "{why}");
                 (answer, Some(why))
             }
         };
