@@ -15,11 +15,11 @@ export type HarnessEvent =
   | ({ type: 'started' } & StartedEvent)
   | ({ type: 'threadStarted' } & ThreadStartedEvent)
   | ({ type: 'turnStarted' } & TurnStartedEvent)
-  | ({ type: 'itemStarted' } & ItemStartedEvent)
-  | ({ type: 'itemCompleted' } & ItemCompletedEvent)
-  | ({ type: 'messageDelta' } & MessageDeltaEvent)
+  | ({ type: 'itemStarted' } & ItemEvent)
+  | ({ type: 'itemCompleted' } & ItemEvent)
+  | ({ type: 'messageDelta' } & DeltaEvent)
   | ({ type: 'reasoningDelta' } & ReasoningDeltaEvent)
-  | ({ type: 'commandOutput' } & CommandOutputEvent)
+  | ({ type: 'commandOutput' } & DeltaEvent)
   | ({ type: 'usage' } & UsageEvent)
   | ({ type: 'retrying' } & RetryingEvent)
   | ({ type: 'plan' } & PlanEvent)
@@ -28,7 +28,7 @@ export type HarnessEvent =
   | ({ type: 'serverRequest' } & ProtocolServerRequest & ServerRequestEvent)
   | ({ type: 'agent' } & AgentEvent)
   | ({ type: 'goal' } & GoalEvent)
-  | ({ type: 'planDelta' } & PlanDeltaEvent)
+  | ({ type: 'planDelta' } & DeltaEvent)
   | ({ type: 'itemDropped' } & ItemDroppedEvent)
   | ({ type: 'native' } & NativeEvent)
   | ({ type: 'unknownNotification' } & UnknownNotificationEvent)
@@ -81,24 +81,25 @@ export type TurnStartedEvent = {
   turnId: string
 }
 
-/** An item of the turn started (`item/started`); a repeated one for the same id restarts it. */
-export type ItemStartedEvent = {
-  /** The item exactly as Codex sent it (the protocol's `ThreadItem`). */
-  item: ThreadItem
-}
-
-/** An item of the turn completed (`item/completed`), whole: its text is what its deltas added up to. */
-export type ItemCompletedEvent = {
-  /** The item exactly as Codex sent it (the protocol's `ThreadItem`). */
+/**
+ * An item of the turn, exactly as Codex sent it: `itemStarted` when it started (`item/started`;
+ * a repeated one for the same id restarts it), `itemCompleted` when it completed
+ * (`item/completed`), whole: its text is what its deltas added up to.
+ */
+export type ItemEvent = {
+  /** The item (the protocol's `ThreadItem`). */
   item: ThreadItem
 }
 
 /**
- * Text of an agent message as it streams. The deltas of an item add up to the text its
- * `itemCompleted` carries: what Codex sent only whole goes out as one more delta before it.
+ * Text of an item as it streams: `messageDelta` (an agent message), `commandOutput` (a
+ * command's output, stdout and stderr interleaved: the deltas add up to the completed item's
+ * `aggregatedOutput`), `planDelta` (plan mode's proposed plan, `item/plan/delta`). The deltas of
+ * an item add up to the text its `itemCompleted` carries: what Codex sent only whole goes out
+ * as one more delta before it.
  */
-export type MessageDeltaEvent = {
-  /** The `agentMessage` item. */
+export type DeltaEvent = {
+  /** The item. */
   itemId: string
   /** The text to add. */
   delta: string
@@ -120,7 +121,7 @@ export type ReasoningDeltaEvent = {
   part: ReasoningPart
   /** Which summary part, or which content part. */
   index: number
-  /** As `messageDelta`'s, of this `part` and `index` only. */
+  /** As a `messageDelta`'s, of this `part` and `index` only. */
   replace?: true
 }
 
@@ -129,19 +130,6 @@ export type ReasoningDeltaEvent = {
  * (each at an `index`).
  */
 export type ReasoningPart = 'summary' | 'text'
-
-/**
- * A command's output as it streams, stdout and stderr interleaved: the deltas add up to the
- * completed item's `aggregatedOutput`.
- */
-export type CommandOutputEvent = {
-  /** The `commandExecution` item. */
-  itemId: string
-  /** The output to add. */
-  delta: string
-  /** As `messageDelta`'s: this delta is the whole output, replacing what streamed. */
-  replace?: true
-}
 
 /** Token usage, as Codex reports it during the turn. */
 export type UsageEvent = {
@@ -234,16 +222,6 @@ export type AgentRef = {
 export type GoalEvent = {
   /** The goal as Codex sent it. */
   goal: ThreadGoal
-}
-
-/** `item/plan/delta`: plan mode's proposed plan, as it streams. */
-export type PlanDeltaEvent = {
-  /** The `plan` item. */
-  itemId: string
-  /** The text to add. */
-  delta: string
-  /** As `messageDelta`'s. */
-  replace?: true
 }
 
 /**

@@ -496,18 +496,21 @@ describe('onServerRequest', () => {
     expect(log.request('turn/start').params.collaborationMode.mode).toBe('default')
   })
 
-  it("an answer that does not fit its response type is not sent: the method's refusal goes, the serverRequest event says why", async () => {
-    const { events, log } = await fakeRun(script([APPROVAL, msg('after')]), {
-      access: 'ask',
-      onServerRequest: () => ({ decision: 'maybe later' }) as never,
-    })
+  /** Why the run's one approval was declined as unfit: its reply on the wire and its event say so. */
+  const declinedAsUnfit = ({ events, log }: { events: HarnessEvent[]; log: { replies(): Json[] } }): string => {
     expect(log.replies().map((r) => r.result)).toEqual([{ decision: 'decline' }])
     const [asked] = ofType(events, 'serverRequest')
     expect(asked.reply).toBe('unfit')
-    expect(asked.unfit).toContain('item/commandExecution/requestApproval')
-    expect(asked.unfit).toContain('does not fit')
+    return asked.unfit ?? ''
+  }
+
+  it("an answer that does not fit its response type is not sent: the method's refusal goes, the serverRequest event says why", async () => {
+    const run = await fakeRun(script([APPROVAL, msg('after')]), { access: 'ask', onServerRequest: () => ({ decision: 'maybe later' }) as never })
+    const why = declinedAsUnfit(run)
+    expect(why).toContain('item/commandExecution/requestApproval')
+    expect(why).toContain('does not fit')
     // Said on the event the app reads, not on a line beside it.
-    expect(ofType(events, 'diagnostic')).toEqual([])
+    expect(ofType(run.events, 'diagnostic')).toEqual([])
   })
 
   it("under access 'full' too: a misspelt approval is declined, never accepted, and logged at warn", async () => {
@@ -521,15 +524,10 @@ describe('onServerRequest', () => {
         method: 'item/commandExecution/requestApproval',
         params: { itemId: 'call_full', command: 'make release', availableDecisions: ['accept', 'decline'] },
       }
-      const { events, log, terminal } = await fakeRun(script([approval, msg('after')]), {
-        onServerRequest: () => ({ decison: 'accept' }) as never,
-      })
+      const run = await fakeRun(script([approval, msg('after')]), { onServerRequest: () => ({ decison: 'accept' }) as never })
       // The fixed policy would have accepted; the app meant something else, so it is refused.
-      expect(log.replies().map((r) => r.result)).toEqual([{ decision: 'decline' }])
-      const [asked] = ofType(events, 'serverRequest')
-      expect(asked.reply).toBe('unfit')
-      expect(asked.unfit).toContain("must have required property 'decision'")
-      expect(terminal.status).toBe('completed')
+      expect(declinedAsUnfit(run)).toContain("must have required property 'decision'")
+      expect(run.terminal.status).toBe('completed')
       expect(await eventually(() => records.some((r) => r.level === 'warn' && r.message.includes('does not fit')), 10_000)).toBe(true)
       const warned = records.find((r) => r.level === 'warn' && r.message.includes('does not fit'))
       expect(warned).toMatchObject({ target: 'rennet_codex::turn', fields: { method: 'item/commandExecution/requestApproval' } })

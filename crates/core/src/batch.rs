@@ -18,7 +18,7 @@
 //! Lengths count UTF-16 code units because that is how JavaScript indexes strings; the text
 //! itself is UTF-8 until it becomes a JavaScript string.
 
-use crate::events::{CommandOutputEvent, HarnessEvent, MessageDeltaEvent, ReasoningDeltaEvent, ReasoningPart};
+use crate::events::{DeltaEvent, HarnessEvent, ReasoningDeltaEvent, ReasoningPart};
 use serde_json::Value;
 use std::ops::Range;
 
@@ -53,10 +53,10 @@ impl Batch {
         let before = self.text.len();
         match event {
             // A delta that replaces what streamed is rare: it goes as JSON, with its `replace`.
-            HarnessEvent::MessageDelta(MessageDeltaEvent { item_id, delta, replace: false }) => {
+            HarnessEvent::MessageDelta(DeltaEvent { item_id, delta, replace: false }) => {
                 self.delta('m', item_id, delta)
             }
-            HarnessEvent::CommandOutput(CommandOutputEvent { item_id, delta, replace: false }) => {
+            HarnessEvent::CommandOutput(DeltaEvent { item_id, delta, replace: false }) => {
                 self.delta('c', item_id, delta)
             }
             HarnessEvent::ReasoningDelta(ReasoningDeltaEvent { item_id, delta, part, index, replace: false }) => {
@@ -204,7 +204,7 @@ mod tests {
     }
 
     fn message(item: &str, delta: &str) -> HarnessEvent {
-        HarnessEvent::MessageDelta(MessageDeltaEvent { item_id: item.into(), delta: delta.into(), replace: false })
+        HarnessEvent::MessageDelta(DeltaEvent { item_id: item.into(), delta: delta.into(), replace: false })
     }
 
     #[test]
@@ -212,7 +212,7 @@ mod tests {
         let mut batch = Batch::with_capacity(0);
         batch.push(&message("msg_1", "Hel"));
         batch.push(&message("msg_1", "lo"));
-        batch.push(&HarnessEvent::CommandOutput(CommandOutputEvent {
+        batch.push(&HarnessEvent::CommandOutput(DeltaEvent {
             item_id: "cmd".into(),
             delta: "a\"\n".into(),
             replace: false,
@@ -244,23 +244,15 @@ mod tests {
                 index: -1,
                 replace: false,
             }),
-            HarnessEvent::CommandOutput(CommandOutputEvent {
+            HarnessEvent::CommandOutput(DeltaEvent {
                 item_id: "msg_2".into(),
                 delta: "\u{1b}[0m\r\n".into(),
                 replace: false,
             }),
             // A delta that replaces what streamed, between two of the same item.
-            HarnessEvent::CommandOutput(CommandOutputEvent {
-                item_id: "msg_2".into(),
-                delta: "whole".into(),
-                replace: true,
-            }),
-            HarnessEvent::CommandOutput(CommandOutputEvent {
-                item_id: "msg_2".into(),
-                delta: "more".into(),
-                replace: false,
-            }),
-            HarnessEvent::MessageDelta(MessageDeltaEvent { item_id: "msg_2".into(), delta: "m".into(), replace: true }),
+            HarnessEvent::CommandOutput(DeltaEvent { item_id: "msg_2".into(), delta: "whole".into(), replace: true }),
+            HarnessEvent::CommandOutput(DeltaEvent { item_id: "msg_2".into(), delta: "more".into(), replace: false }),
+            HarnessEvent::MessageDelta(DeltaEvent { item_id: "msg_2".into(), delta: "m".into(), replace: true }),
             HarnessEvent::ReasoningDelta(ReasoningDeltaEvent {
                 item_id: "r".into(),
                 delta: "y".into(),
@@ -285,7 +277,7 @@ mod tests {
         prop_oneof![
             (item.clone(), any_text()).prop_map(|(i, d)| message(&i, &d)),
             (item.clone(), any_text(), any::<bool>()).prop_map(
-                |(item_id, delta, replace)| HarnessEvent::CommandOutput(CommandOutputEvent { item_id, delta, replace })
+                |(item_id, delta, replace)| HarnessEvent::CommandOutput(DeltaEvent { item_id, delta, replace })
             ),
             (item, any_text(), any::<bool>(), any::<i64>(), any::<bool>()).prop_map(
                 |(item_id, delta, summary, index, replace)| {

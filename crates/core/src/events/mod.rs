@@ -135,11 +135,11 @@ pub enum HarnessEvent {
     Started(StartedEvent),
     ThreadStarted(ThreadStartedEvent),
     TurnStarted(TurnStartedEvent),
-    ItemStarted(ItemStartedEvent),
-    ItemCompleted(ItemCompletedEvent),
-    MessageDelta(MessageDeltaEvent),
+    ItemStarted(ItemEvent),
+    ItemCompleted(ItemEvent),
+    MessageDelta(DeltaEvent),
     ReasoningDelta(ReasoningDeltaEvent),
-    CommandOutput(CommandOutputEvent),
+    CommandOutput(DeltaEvent),
     Usage(UsageEvent),
     Retrying(RetryingEvent),
     Plan(PlanEvent),
@@ -148,7 +148,7 @@ pub enum HarnessEvent {
     ServerRequest(#[ts(type = "ProtocolServerRequest & ServerRequestEvent")] ServerRequestEvent),
     Agent(AgentEvent),
     Goal(GoalEvent),
-    PlanDelta(PlanDeltaEvent),
+    PlanDelta(DeltaEvent),
     ItemDropped(ItemDroppedEvent),
     Native(NativeEvent),
     UnknownNotification(UnknownNotificationEvent),
@@ -194,28 +194,25 @@ pub struct TurnStartedEvent {
     pub turn_id: String,
 }
 
-/// An item of the turn started (`item/started`); a repeated one for the same id restarts it.
+/// An item of the turn, exactly as Codex sent it: `itemStarted` when it started (`item/started`;
+/// a repeated one for the same id restarts it), `itemCompleted` when it completed
+/// (`item/completed`), whole: its text is what its deltas added up to.
 #[derive(Serialize, TS, Debug)]
-pub struct ItemStartedEvent {
-    /// The item exactly as Codex sent it (the protocol's `ThreadItem`).
+pub struct ItemEvent {
+    /// The item (the protocol's `ThreadItem`).
     #[ts(type = "ThreadItem")]
     pub item: Box<RawValue>,
 }
 
-/// An item of the turn completed (`item/completed`), whole: its text is what its deltas added up to.
-#[derive(Serialize, TS, Debug)]
-pub struct ItemCompletedEvent {
-    /// The item exactly as Codex sent it (the protocol's `ThreadItem`).
-    #[ts(type = "ThreadItem")]
-    pub item: Box<RawValue>,
-}
-
-/// Text of an agent message as it streams. The deltas of an item add up to the text its
-/// `itemCompleted` carries: what Codex sent only whole goes out as one more delta before it.
+/// Text of an item as it streams: `messageDelta` (an agent message), `commandOutput` (a
+/// command's output, stdout and stderr interleaved: the deltas add up to the completed item's
+/// `aggregatedOutput`), `planDelta` (plan mode's proposed plan, `item/plan/delta`). The deltas of
+/// an item add up to the text its `itemCompleted` carries: what Codex sent only whole goes out
+/// as one more delta before it.
 #[derive(Serialize, TS, Debug)]
 #[serde(rename_all = "camelCase")]
-pub struct MessageDeltaEvent {
-    /// The `agentMessage` item.
+pub struct DeltaEvent {
+    /// The item.
     pub item_id: String,
     /// The text to add.
     pub delta: String,
@@ -239,22 +236,7 @@ pub struct ReasoningDeltaEvent {
     pub part: ReasoningPart,
     /// Which summary part, or which content part.
     pub index: i64,
-    /// As `messageDelta`'s, of this `part` and `index` only.
-    #[serde(skip_serializing_if = "is_false")]
-    #[ts(optional, type = "true")]
-    pub replace: bool,
-}
-
-/// A command's output as it streams, stdout and stderr interleaved: the deltas add up to the
-/// completed item's `aggregatedOutput`.
-#[derive(Serialize, TS, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct CommandOutputEvent {
-    /// The `commandExecution` item.
-    pub item_id: String,
-    /// The output to add.
-    pub delta: String,
-    /// As `messageDelta`'s: this delta is the whole output, replacing what streamed.
+    /// As a `messageDelta`'s, of this `part` and `index` only.
     #[serde(skip_serializing_if = "is_false")]
     #[ts(optional, type = "true")]
     pub replace: bool,
@@ -347,20 +329,6 @@ pub struct GoalEvent {
     /// The goal as Codex sent it.
     #[ts(type = "ThreadGoal")]
     pub goal: Box<RawValue>,
-}
-
-/// `item/plan/delta`: plan mode's proposed plan, as it streams.
-#[derive(Serialize, TS, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct PlanDeltaEvent {
-    /// The `plan` item.
-    pub item_id: String,
-    /// The text to add.
-    pub delta: String,
-    /// As `messageDelta`'s.
-    #[serde(skip_serializing_if = "is_false")]
-    #[ts(optional, type = "true")]
-    pub replace: bool,
 }
 
 /// An item Codex started and never completed (a response dropped for a steer, a session still

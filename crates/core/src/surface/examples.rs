@@ -63,7 +63,7 @@ fn terminal() -> Terminal {
 /// named there too).
 fn examples() -> Vec<HarnessEvent> {
     let item = || raw(r#"{"type":"agentMessage","id":"i","text":""}"#);
-    let message = |replace| MessageDeltaEvent { item_id: "i".into(), delta: "d".into(), replace };
+    let delta = |replace| DeltaEvent { item_id: "i".into(), delta: "d".into(), replace };
     let reasoning = |replace| ReasoningDeltaEvent {
         item_id: "i".into(),
         delta: "d".into(),
@@ -71,8 +71,6 @@ fn examples() -> Vec<HarnessEvent> {
         index: 0,
         replace,
     };
-    let output = |replace| CommandOutputEvent { item_id: "i".into(), delta: "d".into(), replace };
-    let plan_delta = |replace| PlanDeltaEvent { item_id: "i".into(), delta: "d".into(), replace };
     let asked = |reply, unfit: Option<&str>| ServerRequestEvent {
         method: "item/commandExecution/requestApproval".into(),
         id: json!(1),
@@ -91,14 +89,14 @@ fn examples() -> Vec<HarnessEvent> {
         }),
         HarnessEvent::ThreadStarted(ThreadStartedEvent { thread_id: "t".into(), resumed: false }),
         HarnessEvent::TurnStarted(TurnStartedEvent { thread_id: "t".into(), turn_id: "u".into() }),
-        HarnessEvent::ItemStarted(ItemStartedEvent { item: item() }),
-        HarnessEvent::ItemCompleted(ItemCompletedEvent { item: item() }),
-        HarnessEvent::MessageDelta(message(false)),
-        HarnessEvent::MessageDelta(message(true)),
+        HarnessEvent::ItemStarted(ItemEvent { item: item() }),
+        HarnessEvent::ItemCompleted(ItemEvent { item: item() }),
+        HarnessEvent::MessageDelta(delta(false)),
+        HarnessEvent::MessageDelta(delta(true)),
         HarnessEvent::ReasoningDelta(reasoning(false)),
         HarnessEvent::ReasoningDelta(reasoning(true)),
-        HarnessEvent::CommandOutput(output(false)),
-        HarnessEvent::CommandOutput(output(true)),
+        HarnessEvent::CommandOutput(delta(false)),
+        HarnessEvent::CommandOutput(delta(true)),
         HarnessEvent::Usage(UsageEvent { turn: usage(), thread: usage(), context_window: None }),
         HarnessEvent::Retrying(RetryingEvent { message: "m".into(), codex_error_info: Value::Null }),
         HarnessEvent::Plan(PlanEvent { explanation: None, plan: raw("[]") }),
@@ -111,8 +109,8 @@ fn examples() -> Vec<HarnessEvent> {
             event: Box::new(HarnessEvent::Diff(DiffEvent { diff: "d".into() })),
         }),
         HarnessEvent::Goal(GoalEvent { goal: raw("{}") }),
-        HarnessEvent::PlanDelta(plan_delta(false)),
-        HarnessEvent::PlanDelta(plan_delta(true)),
+        HarnessEvent::PlanDelta(delta(false)),
+        HarnessEvent::PlanDelta(delta(true)),
         HarnessEvent::ItemDropped(ItemDroppedEvent { item_id: "i".into() }),
         HarnessEvent::notification("thread/status/changed", raw("{}")),
         HarnessEvent::notification("fake/unknownThing", raw("{}")),

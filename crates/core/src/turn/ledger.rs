@@ -9,9 +9,8 @@
 //! text replacing them.
 
 use crate::events::{
-    CommandOutputEvent, DiffEvent, HarnessEvent, ItemCompletedEvent, ItemDroppedEvent, ItemStartedEvent,
-    MessageDeltaEvent, PlanDeltaEvent, PlanEvent, RateLimitsEvent, ReasoningDeltaEvent, ReasoningPart, RetryingEvent,
-    Usage, UsageEvent,
+    DeltaEvent, DiffEvent, HarnessEvent, ItemDroppedEvent, ItemEvent, PlanEvent, RateLimitsEvent, ReasoningDeltaEvent,
+    ReasoningPart, RetryingEvent, Usage, UsageEvent,
 };
 use crate::protocol::{
     method, params, CompletedTurn, Delta, DiffUpdatedParams, ErrorParams, ItemHead, PlanUpdatedParams,
@@ -231,9 +230,9 @@ impl Ledger {
                     item_head(&head, &item, started);
                 }
                 Handled::Event(if started {
-                    HarnessEvent::ItemStarted(ItemStartedEvent { item })
+                    HarnessEvent::ItemStarted(ItemEvent { item })
                 } else {
-                    HarnessEvent::ItemCompleted(ItemCompletedEvent { item })
+                    HarnessEvent::ItemCompleted(ItemEvent { item })
                 })
             }),
             method::AGENT_MESSAGE_DELTA => Delta::of(scope).map(|d| {
@@ -242,7 +241,7 @@ impl Ledger {
                     // A delta before its message's start: the message streams from it.
                     _ => self.streaming = Some((d.item_id.clone(), d.delta.clone())),
                 }
-                Handled::Event(HarnessEvent::MessageDelta(MessageDeltaEvent {
+                Handled::Event(HarnessEvent::MessageDelta(DeltaEvent {
                     item_id: d.item_id,
                     delta: d.delta,
                     replace: false,
@@ -266,7 +265,7 @@ impl Ledger {
             }),
             method::COMMAND_OUTPUT_DELTA => Delta::of(scope).map(|d| {
                 self.stream(&d.item_id, Text::Output, &d.delta);
-                Handled::Event(HarnessEvent::CommandOutput(CommandOutputEvent {
+                Handled::Event(HarnessEvent::CommandOutput(DeltaEvent {
                     item_id: d.item_id,
                     delta: d.delta,
                     replace: false,
@@ -274,7 +273,7 @@ impl Ledger {
             }),
             method::PLAN_DELTA => Delta::of(scope).map(|d| {
                 self.stream(&d.item_id, Text::Plan, &d.delta);
-                Handled::Event(HarnessEvent::PlanDelta(PlanDeltaEvent {
+                Handled::Event(HarnessEvent::PlanDelta(DeltaEvent {
                     item_id: d.item_id,
                     delta: d.delta,
                     replace: false,
@@ -347,7 +346,7 @@ impl Ledger {
                 let streamed = streamed.map_or("", String::as_str);
                 if let Some((delta, replace)) = completing(whole, streamed.len(), |start| start == streamed.as_bytes())
                 {
-                    out(HarnessEvent::MessageDelta(MessageDeltaEvent {
+                    out(HarnessEvent::MessageDelta(DeltaEvent {
                         item_id: id.clone(),
                         delta: delta.to_string(),
                         replace,
@@ -358,12 +357,12 @@ impl Ledger {
                 if let Some((delta, replace)) =
                     head.aggregated_output.as_deref().and_then(|w| self.rest(id, Text::Output, w))
                 {
-                    out(HarnessEvent::CommandOutput(CommandOutputEvent { item_id: id.clone(), delta, replace }));
+                    out(HarnessEvent::CommandOutput(DeltaEvent { item_id: id.clone(), delta, replace }));
                 }
             }
             "plan" => {
                 if let Some((delta, replace)) = head.text.as_deref().and_then(|w| self.rest(id, Text::Plan, w)) {
-                    out(HarnessEvent::PlanDelta(PlanDeltaEvent { item_id: id.clone(), delta, replace }));
+                    out(HarnessEvent::PlanDelta(DeltaEvent { item_id: id.clone(), delta, replace }));
                 }
             }
             "reasoning" => {

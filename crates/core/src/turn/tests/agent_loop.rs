@@ -247,6 +247,14 @@ fn app_handler(p: &Peer) -> Arc<Mutex<Vec<Value>>> {
     asked
 }
 
+impl Peer {
+    /// Sends server request `id` and waits until the app's handler has it: its key, to answer by.
+    async fn asked_of_the_app(&mut self, asked: &Arc<Mutex<Vec<Value>>>, id: i64, method: &str, params: &Value) -> u64 {
+        self.send(json!({"id": id, "method": method, "params": params})).await;
+        next_asked(asked).await["key"].as_u64().unwrap()
+    }
+}
+
 async fn next_asked(asked: &Arc<Mutex<Vec<Value>>>) -> Value {
     for _ in 0..500 {
         if let Some(request) = asked.lock().unwrap().pop() {
@@ -312,22 +320,20 @@ async fn an_unfit_answer_is_refused_under_full_access_too() {
         p.handshake().await;
         p.start_turn().await;
         let approval = json!({"threadId": THREAD, "turnId": TURN, "itemId": "call_1", "command": "make"});
-        p.send(json!({"id": 1, "method": "item/commandExecution/requestApproval", "params": approval})).await;
-        let request = next_asked(&asked).await;
+        const APPROVAL: &str = "item/commandExecution/requestApproval";
+        let key = p.asked_of_the_app(&asked, 1, APPROVAL, &approval).await;
         let why = "answer must have required property 'decision'";
-        p.control.controls.answer(request["key"].as_u64().unwrap(), AppAnswer::Unfit(why.into()));
+        p.control.controls.answer(key, AppAnswer::Unfit(why.into()));
         assert_eq!(p.recv().await, json!({"id": 1, "result": {"decision": "decline"}}));
         // A method whose refusal is a method error (a dynamic tool call) gets that.
         let call = json!({"threadId": THREAD, "turnId": TURN, "callId": "c", "tool": "t", "arguments": {}});
-        p.send(json!({"id": 2, "method": "item/tool/call", "params": call})).await;
-        let request = next_asked(&asked).await;
-        p.control.controls.answer(request["key"].as_u64().unwrap(), AppAnswer::Unfit("not JSON".into()));
+        let key = p.asked_of_the_app(&asked, 2, "item/tool/call", &call).await;
+        p.control.controls.answer(key, AppAnswer::Unfit("not JSON".into()));
         let refused = p.recv().await;
         assert_eq!((refused["id"].as_i64(), refused["error"]["code"].as_i64()), (Some(2), Some(-32601)), "{refused}");
         // No answer at all is still the fixed policy's: full access accepts.
-        p.send(json!({"id": 3, "method": "item/commandExecution/requestApproval", "params": approval})).await;
-        let request = next_asked(&asked).await;
-        p.control.controls.answer(request["key"].as_u64().unwrap(), AppAnswer::Pass);
+        let key = p.asked_of_the_app(&asked, 3, APPROVAL, &approval).await;
+        p.control.controls.answer(key, AppAnswer::Pass);
         assert_eq!(p.recv().await, json!({"id": 3, "result": {"decision": "accept"}}));
         p.complete("completed").await;
         p.until_stdin_closed().await;
