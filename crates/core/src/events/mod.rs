@@ -295,8 +295,10 @@ pub struct RateLimitsEvent {
 /// protocol's `ServerRequest`, typed by method), with the fields below.
 #[derive(Serialize, TS, Debug)]
 pub struct ServerRequestEvent {
+    /// The request's method (its TypeScript is the protocol's `ServerRequest`'s).
     #[ts(skip)]
     pub method: String,
+    /// The request's JSON-RPC id, as Codex sent it.
     #[ts(skip)]
     pub id: Value,
     /// The request's params as Codex sent them.
@@ -345,7 +347,9 @@ pub struct ItemDroppedEvent {
 #[derive(Serialize, TS, Debug)]
 #[ts(type = "ServerNotification")]
 pub struct NativeEvent {
+    /// The notification's method.
     pub method: String,
+    /// Its params as Codex sent them.
     pub params: Box<RawValue>,
 }
 
@@ -415,6 +419,7 @@ fn schema_lists(method: &str) -> bool {
 fn is_false(b: &bool) -> bool {
     !b
 }
+
 #[cfg(test)]
 mod tests {
     use super::{HarnessEvent, Usage};
