@@ -3,7 +3,7 @@
 // failures, options, the calls) is generated into types/surface.d.ts and re-exported here; this
 // file adds what exists in JavaScript alone.
 
-import type { Usage, Failure, FailureCode, FailureReason, FailureSource } from './types/surface.js'
+import type { AgentRef, Failure, FailureCode, FailureReason, FailureSource, HarnessEvent, TerminalEvent, Usage } from './types/surface.js'
 
 export * from './types/surface.js'
 
@@ -16,8 +16,9 @@ export type { ThreadItem, TurnPlanStep, RateLimitSnapshot }
 import type { CodexErrorInfo } from './types/codex/v2/CodexErrorInfo.js'
 import type { ServerNotification } from './types/codex/ServerNotification.js'
 import type { ServerRequest as ProtocolServerRequest } from './types/codex/ServerRequest.js'
+import type { ServerRequestMap } from './types/codex/ServerRequestMap.js'
 
-export type { CodexErrorInfo, ServerNotification }
+export type { CodexErrorInfo, ServerNotification, ServerRequestMap }
 
 import type { Account } from './types/codex/v2/Account.js'
 import type { Model } from './types/codex/v2/Model.js'
@@ -41,88 +42,29 @@ export class CodexError extends Error {
   readonly cause?: unknown
 }
 
-export interface TerminalEvent {
-  type: 'terminal'
-  status: 'completed' | 'failed' | 'cancelled'
-  threadId: string | null
-  turnId: string | null
-  /** The turn's thread's last completed agent message, whatever the outcome; `null` when none completed. */
-  finalMessage: string | null
-  /**
-   * Plan mode's proposed plan: the text of the thread's last completed `plan` item, whatever the
-   * outcome; `null` when none (a plan is never read out of a message).
-   */
-  proposedPlan: string | null
-  structuredOutput?: unknown
-  usage: Usage | null
-  cancellation?: 'interrupted' | 'killed'
-  /**
-   * Set on a cancelled turn: the reason of the abort that ended it, as it was given (the
-   * signal's `reason`, e.g. the `TimeoutError` of `AbortSignal.timeout()`, or `abort(reason)`'s);
-   * `undefined` after `abort()` without a reason or a `break` out of the loop.
-   */
-  abortReason?: unknown
-  failure: Failure | null
-  /** Every sub-agent the turn started, and how each ended (`cutOff`: still running when the child ended). */
-  agents: AgentOutcome[]
-  /** `usage` and every agent's usage together (`usage` stays the turn's own). */
-  totalUsage: Usage | null
-  /** What Codex was still doing, or would have done, when the child ended: never cut off in silence. */
-  cutOff: CutOff[]
-}
-
-/** A sub-agent of the turn: a thread Codex started for it (`multi_agent` tools). */
-export interface AgentRef {
-  threadId: string
-  /** Where Codex gives one. */
-  nickname: string | null
-  /** Where Codex gives one (`subAgentActivity.agentPath`). */
-  path: string | null
-  /** 1 for an agent of the turn's own thread, 2 for one of its agents', … */
-  depth: number
-}
-
-export interface AgentOutcome {
-  threadId: string
-  nickname: string | null
-  status: 'completed' | 'interrupted' | 'failed' | 'cutOff'
-  usage: Usage | null
-}
-
-export type CutOff =
-  /** A sub-agent still running (or due) when the child ended, or one a bound of `until: 'idle'` interrupted. */
-  | { kind: 'agent'; threadId: string; nickname: string | null; reason: CutReason }
-  /** An active goal: Codex would have gone on working on it in turns of its own. */
-  | { kind: 'goal'; objective: string; status: string; reason: CutReason }
-  /** A terminal session (`exec_command` with a tty) still open: it dies with the child. */
-  | { kind: 'backgroundTerminal'; itemId: string; processId: string | null; command: string }
-
-/**
- * Why the run ended before that work did: `turnCompleted` (the run ended with the user's turn,
- * `until: 'turnCompleted'`; or with a last turn after which Codex starts no continuation),
- * `noContinuation` (`until: 'idle'`: the goal's continuation did not come within 5 s),
- * `maxContinuations` and `idleWaitMs` (the bounds of `until: 'idle'`), `abort` (the run was
- * aborted), `failed` (the run failed).
- */
-export type CutReason = 'turnCompleted' | 'noContinuation' | 'maxContinuations' | 'idleWaitMs' | 'abort' | 'failed'
-
-/** How a server request was answered: by the fixed policy, by the app, or because the turn was ending. */
-export type ServerRequestReply = 'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'cancelled'
-
 /**
  * A server request, typed by method from the pinned CLI's schema (`ServerRequest`): approvals,
  * `item/tool/requestUserInput` (plan mode's questions), permissions, MCP elicitations, dynamic
  * tool calls. `agent` is set when one of the turn's sub-agents asks.
  */
-export type ServerRequest = ProtocolServerRequest & { agent: AgentRef | null }
+export type ServerRequest = ProtocolServerRequest & {
+  /** The sub-agent that asks, when it is one of the turn's; `null` for the turn's own thread. */
+  agent: AgentRef | null
+}
 
 /**
- * The app's answer to a server request: the method's own response type from the schema
- * (`{ decision }` for approvals, `{ answers }` for `requestUserInput`, `{ permissions, scope }`,
- * `{ action, content, _meta }` for elicitations, a dynamic tool call's result). An answer that
- * does not fit is not sent: the fixed policy's reply goes, and a `diagnostic` says why.
+ * The app's answer to a server request: one of the protocol's response types (the pinned CLI's
+ * `ServerRequestMap`): `{ decision }` for approvals, `{ answers }` for `requestUserInput`,
+ * `{ permissions, scope }`, `{ action, content, _meta }` for elicitations, a dynamic tool call's
+ * result. `onServerRequest`'s one handler answers every method, so its answer is their union
+ * (`ServerReplyTo<method>` types a handler per method). An answer that does not fit the
+ * method's response at run time is not sent: the method's refusal goes, whatever the access
+ * mode, and the `serverRequest` event says why (`reply: 'unfit'`).
  */
-export type ServerReply = Record<string, unknown>
+export type ServerReply = ServerRequestMap[keyof ServerRequestMap]['result']
+
+/** The answer to a request of `method`: its response type from the pinned CLI's schema. */
+export type ServerReplyTo<M extends keyof ServerRequestMap> = ServerRequestMap[M]['result']
 
 /**
  * A thread item exactly as Codex sent it: the protocol's `ThreadItem`, generated from the pinned
@@ -131,70 +73,6 @@ export type ServerReply = Record<string, unknown>
  * this version does not list yet, so keep a default branch.
  */
 export type NativeItem = ThreadItem
-
-/**
- * The server completed the turn: what the terminal event will say, sent as soon as Codex
- * reports it. The `terminal` event follows once the child and everything it started are gone
- * (tens of milliseconds later: Codex's own shutdown). Only a turn the server completed has one
- * (not a failure of the process, a kill or a failure before the turn). When the run goes on
- * after the user's turn (`until: 'idle'`, or an abort waiting for the sub-agents it
- * interrupted), it carries that turn's outcome as it was then: `agents` lists the sub-agents
- * whose work had ended, `cutOff` is empty, and the terminal says how the rest ended.
- */
-export interface TurnCompletedEvent extends Omit<TerminalEvent, 'type'> {
-  type: 'turnCompleted'
-}
-
-export type HarnessEvent =
-  | {
-      type: 'started'
-      /** A short id of this turn, unique in the process; every log record of the turn has it. */
-      turnKey: string
-      pid: number
-      codexPath: string
-      codexVersion: string | null
-      userAgent: string
-    }
-  | { type: 'threadStarted'; threadId: string; resumed: boolean }
-  | { type: 'turnStarted'; threadId: string; turnId: string }
-  | { type: 'itemStarted'; item: NativeItem }
-  | { type: 'itemCompleted'; item: NativeItem }
-  /**
-   * The deltas of an item add up to the text its `itemCompleted` carries: what Codex sent only
-   * whole goes out as one more delta before it. `replace: true` (never `false`, else absent):
-   * this delta is the item's whole text and replaces what its deltas streamed, which was not its
-   * beginning. Also on `reasoningDelta` (for its `part` and `index`), `commandOutput` and `planDelta`.
-   */
-  | { type: 'messageDelta'; itemId: string; delta: string; replace?: true }
-  | { type: 'reasoningDelta'; itemId: string; delta: string; part: 'summary' | 'text'; index: number; replace?: true }
-  /** Adds up to the completed item's `aggregatedOutput` (see `messageDelta` for `replace`). */
-  | { type: 'commandOutput'; itemId: string; delta: string; replace?: true }
-  | { type: 'usage'; turn: Usage; thread: Usage; contextWindow: number | null }
-  | { type: 'retrying'; message: string; codexErrorInfo: unknown }
-  /** `turn/plan/updated`: the turn's plan, as Codex sent it (`status`: `pending`, `inProgress`, `completed`). */
-  | { type: 'plan'; explanation: string | null; plan: TurnPlanStep[] }
-  /** `turn/diff/updated`: the turn's whole unified diff so far (each one replaces the last). */
-  | { type: 'diff'; diff: string }
-  /** `account/rateLimits/updated`: a rolling update; merge it over `readAccount()`'s `rateLimits.rateLimits`. */
-  | { type: 'rateLimits'; rateLimits: RateLimitSnapshot }
-  /** A server request and how it was answered; `params` as Codex sent them. */
-  | (ServerRequest & { type: 'serverRequest'; reply: ServerRequestReply })
-  /** An owned notification without a dedicated event (unknown methods included), typed by method where the schema knows it. */
-  | (ServerNotification & { type: 'native' })
-  | { type: 'native'; method: string; params: unknown }
-  | { type: 'passthrough'; reason: 'foreignThread' | 'foreignTurn' | 'unknownResponse'; message: unknown }
-  /** A line Codex wrote that is not the protocol (its stderr, a launcher's banner), without terminal escapes; `client`: the package's own word. */
-  | { type: 'diagnostic'; source: 'preamble' | 'stderr' | 'client'; line: string }
-  /** One event of a sub-agent the turn started (its items, deltas, usage, turnStarted, turnCompleted, …), nested. */
-  | { type: 'agent'; agent: AgentRef; event: HarnessEvent }
-  /** `thread/goal/updated` of the turn's thread. */
-  | { type: 'goal'; goal: ThreadGoal }
-  /** `item/plan/delta`: plan mode's proposed plan, as it streams. */
-  | { type: 'planDelta'; itemId: string; delta: string; replace?: true }
-  /** An item Codex started and never completed (a response dropped for a steer, a session still open), closed for the app no later than the turn's end. */
-  | { type: 'itemDropped'; itemId: string }
-  | TurnCompletedEvent
-  | TerminalEvent
 
 export interface McpServer {
   /**
@@ -290,8 +168,10 @@ export interface RunTurnOptions {
   mode?: 'default' | 'plan'
   /**
    * The app answers server requests (approvals, plan mode's questions, permissions, MCP
-   * elicitations, dynamic tool calls). `undefined`, a throw or an answer that does not fit the
-   * method's response type: the fixed policy's reply. Not with `readOnly`.
+   * elicitations, dynamic tool calls) with the method's response type. `undefined` or a throw:
+   * the fixed policy's reply. An answer that does not fit the method's response type is not
+   * sent: the method's refusal goes (under `full` too), and the event says `unfit` and why. Not
+   * with `readOnly`.
    */
   onServerRequest?: (request: ServerRequest) => ServerReply | undefined | Promise<ServerReply | undefined>
   /** How long `onServerRequest` has for an answer before the fixed policy's reply goes (`timedOut`); default 600000. */

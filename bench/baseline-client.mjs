@@ -11,7 +11,11 @@
 // what the child started).
 
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
+
+/** The notification methods the pinned schema lists: `native`; any other, `unknownNotification`. */
+const LISTED = new Set(JSON.parse(readFileSync(new URL('../types/codex/notification-methods.json', import.meta.url), 'utf8')).methods)
 
 /** Turns this client started, for their keys (`t1`, `t2`, …). */
 let turns = 0
@@ -162,7 +166,7 @@ class Router {
         this.lastError = params.error
         break
     }
-    out.push({ type: 'native', method, params: params ?? null })
+    out.push({ type: LISTED.has(method) ? 'native' : 'unknownNotification', method, params: params ?? null })
   }
 
   finalMessage() {

@@ -31,7 +31,7 @@ const FORK_OPTIONS = ['lastTurnId', 'onTurn']
 const CALL_OPTIONS = ['cwd', 'codexPath', 'locus', 'env', 'requestTimeoutMs']
 
 /** Events a prepared turn yields before its turn starts: held until it is clear the turn runs on this child. */
-const PRELUDE = new Set(['started', 'threadStarted', 'diagnostic', 'native', 'passthrough', 'rateLimits'])
+const PRELUDE = new Set(['started', 'threadStarted', 'diagnostic', 'native', 'unknownNotification', 'passthrough', 'rateLimits'])
 
 /**
  * An AbortSignal that has aborted with exactly `reason` (`undefined` included, which

@@ -2,10 +2,13 @@
 // Server requests the app answers itself (`onServerRequest`): each one is handed to the app's
 // handler as `{ method, id, params, agent }`; its answer — returned or resolved — is read as
 // given (lib/plain.js) and checked against the method's response type from the pinned CLI's
-// schema (types/codex/server-request-responses.json) before it is sent. `undefined`, a throw, a
-// rejection or an answer that does not fit: the fixed policy's reply goes instead (the native
-// side says why in a `diagnostic` event). The deadline (`serverRequestTimeoutMs`) and a turn
-// that is ending are the native side's: a late answer is dropped there.
+// schema (types/codex/server-request-responses.json) before it is sent: this is the one place
+// an answer is checked. `undefined`, a throw or a rejection: the fixed policy's reply goes
+// instead. An answer that does not fit (it cannot be read as data, or the schema refuses it) is
+// handed to the native side as unfit, with why: it sends the method's refusal whatever the
+// access mode, says why on the `serverRequest` event and logs it at warn. The deadline
+// (`serverRequestTimeoutMs`) and a turn that is ending are the native side's: a late answer is
+// dropped there.
 
 const { plain } = require('./plain.js')
 

@@ -6,8 +6,8 @@
 // events. `cleanupFakes` fails a test that leaves any process of its fake running.
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { runReview, runTurn } from '../../index.js'
-import type { HarnessEvent, ServerRequest, TerminalEvent } from '../../index.js'
+import { runReview, runTurn, setLogger } from '../../index.js'
+import type { HarnessEvent, LogRecord, ServerRequest, TerminalEvent } from '../../index.js'
 import type { FakeCodexScript, FakeStep } from '../../testing/index.js'
 import {
   PROMPT,
@@ -25,6 +25,7 @@ import {
   within,
 } from '../support/fake.js'
 import type { Json } from '../support/fake.js'
+import { eventually } from '../support/procs.js'
 
 afterEach(cleanupFakes)
 
@@ -495,17 +496,45 @@ describe('onServerRequest', () => {
     expect(log.request('turn/start').params.collaborationMode.mode).toBe('default')
   })
 
-  it('an answer that does not fit its response type is not sent: the fixed policy answers, a client diagnostic says why', async () => {
-    const { events, log } = await fakeRun(script([APPROVAL, msg('after')]), {
-      access: 'ask',
-      onServerRequest: () => ({ decision: 'maybe later' }),
-    })
+  /** Why the run's one approval was declined as unfit: its reply on the wire and its event say so. */
+  const declinedAsUnfit = ({ events, log }: { events: HarnessEvent[]; log: { replies(): Json[] } }): string => {
     expect(log.replies().map((r) => r.result)).toEqual([{ decision: 'decline' }])
-    expect(ofType(events, 'serverRequest').map((e) => e.reply)).toEqual(['declined'])
-    const diagnostics = ofType(events, 'diagnostic').filter((e) => e.source === 'client')
-    expect(diagnostics).toHaveLength(1)
-    expect(diagnostics[0].line).toContain('item/commandExecution/requestApproval')
-    expect(diagnostics[0].line).toContain('does not fit')
+    const [asked] = ofType(events, 'serverRequest')
+    expect(asked.reply).toBe('unfit')
+    return asked.unfit ?? ''
+  }
+
+  it("an answer that does not fit its response type is not sent: the method's refusal goes, the serverRequest event says why", async () => {
+    const run = await fakeRun(script([APPROVAL, msg('after')]), { access: 'ask', onServerRequest: () => ({ decision: 'maybe later' }) as never })
+    const why = declinedAsUnfit(run)
+    expect(why).toContain('item/commandExecution/requestApproval')
+    expect(why).toContain('does not fit')
+    // Said on the event the app reads, not on a line beside it.
+    expect(ofType(run.events, 'diagnostic')).toEqual([])
+  })
+
+  it("under access 'full' too: a misspelt approval is declined, never accepted, and logged at warn", async () => {
+    const records: LogRecord[] = []
+    // Info, so that the turn's span (info) is on and its record names the turn.
+    setLogger((r) => records.push(r), { filter: 'rennet_codex=info' })
+    try {
+      // Full access does not make Codex ask; a request it sends anyway still gets the app's word.
+      const approval: FakeStep = {
+        type: 'serverRequest',
+        method: 'item/commandExecution/requestApproval',
+        params: { itemId: 'call_full', command: 'make release', availableDecisions: ['accept', 'decline'] },
+      }
+      const run = await fakeRun(script([approval, msg('after')]), { onServerRequest: () => ({ decison: 'accept' }) as never })
+      // The fixed policy would have accepted; the app meant something else, so it is refused.
+      expect(declinedAsUnfit(run)).toContain("must have required property 'decision'")
+      expect(run.terminal.status).toBe('completed')
+      expect(await eventually(() => records.some((r) => r.level === 'warn' && r.message.includes('does not fit')), 10_000)).toBe(true)
+      const warned = records.find((r) => r.level === 'warn' && r.message.includes('does not fit'))
+      expect(warned).toMatchObject({ target: 'rennet_codex::turn', fields: { method: 'item/commandExecution/requestApproval' } })
+      expect(warned?.fields.turnKey).toMatch(/^t\d+$/)
+    } finally {
+      setLogger(null)
+    }
   })
 
   it.each([

@@ -361,7 +361,8 @@ describe('foreign frames', () => {
       { type: 'passthrough', reason: 'foreignThread', message: subCompleted },
       { type: 'passthrough', reason: 'foreignTurn', message: otherTurnCompleted },
       { type: 'passthrough', reason: 'unknownResponse', message: unknownResponse },
-      nativeOf(unknownMethod),
+      // A method the pinned schema does not list: under its own type, so that `native` narrows by method.
+      { type: 'unknownNotification', method: 'fake/unknownThing', params: unknownMethod.params },
       { type: 'messageDelta', itemId: 'msg_1', delta: 'only' },
       { type: 'itemCompleted', item: log.sentMethod('item/completed')[0].params.item },
       ...completedThen(terminal),

@@ -171,10 +171,25 @@ export function agentLoop(event: HarnessEvent): string {
         // Narrowed by method: the questions of plan mode.
         return event.params.questions.map((q) => q.question).join(' ')
       }
-      return event.reply satisfies 'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'cancelled'
+      // `unfit`: the app's answer did not fit the method's response type; why, in `unfit`.
+      if (event.reply === 'unfit') return event.unfit ?? ''
+      return event.reply satisfies 'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'cancelled' | 'unfit'
     case 'native':
-      if (event.method === 'thread/status/changed') return String(event.params)
+      // Narrowed by method: the schema's params of that notification.
+      if (event.method === 'thread/status/changed') return `${event.params.threadId}: ${event.params.status.type}`
+      if (event.method === 'warning') {
+        // @ts-expect-error a warning's params have no status
+        event.params.status
+        return event.params.message
+      }
       return event.method
+    case 'unknownNotification': {
+      // A method the pinned schema does not list: only its name is known.
+      const params: unknown = event.params
+      // @ts-expect-error an unknown notification's params are unknown
+      params.threadId
+      return event.method
+    }
     case 'terminal': {
       const plan: string | null = event.proposedPlan
       return `${event.agents.length} agents, ${event.cutOff.map((c) => c.kind).join(',')} cut off, ${event.totalUsage?.total ?? 0}, ${plan ?? event.finalMessage}`

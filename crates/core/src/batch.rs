@@ -18,7 +18,7 @@
 //! Lengths count UTF-16 code units because that is how JavaScript indexes strings; the text
 //! itself is UTF-8 until it becomes a JavaScript string.
 
-use crate::events::{HarnessEvent, ReasoningPart};
+use crate::events::{DeltaEvent, HarnessEvent, ReasoningDeltaEvent, ReasoningPart};
 use serde_json::Value;
 use std::ops::Range;
 
@@ -53,9 +53,13 @@ impl Batch {
         let before = self.text.len();
         match event {
             // A delta that replaces what streamed is rare: it goes as JSON, with its `replace`.
-            HarnessEvent::MessageDelta { item_id, delta, replace: false } => self.delta('m', item_id, delta),
-            HarnessEvent::CommandOutput { item_id, delta, replace: false } => self.delta('c', item_id, delta),
-            HarnessEvent::ReasoningDelta { item_id, delta, part, index, replace: false } => {
+            HarnessEvent::MessageDelta(DeltaEvent { item_id, delta, replace: false }) => {
+                self.delta('m', item_id, delta)
+            }
+            HarnessEvent::CommandOutput(DeltaEvent { item_id, delta, replace: false }) => {
+                self.delta('c', item_id, delta)
+            }
+            HarnessEvent::ReasoningDelta(ReasoningDeltaEvent { item_id, delta, part, index, replace: false }) => {
                 let kind = match part {
                     ReasoningPart::Summary => 's',
                     ReasoningPart::Text => 't',
@@ -185,7 +189,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{DiagnosticSource, Failure, FailureSource, Terminal};
+    use crate::events::{DiagnosticEvent, DiagnosticSource, Failure, FailureSource, Terminal};
     use proptest::prelude::*;
 
     fn roundtrip(events: &[HarnessEvent]) {
@@ -200,7 +204,7 @@ mod tests {
     }
 
     fn message(item: &str, delta: &str) -> HarnessEvent {
-        HarnessEvent::MessageDelta { item_id: item.into(), delta: delta.into(), replace: false }
+        HarnessEvent::MessageDelta(DeltaEvent { item_id: item.into(), delta: delta.into(), replace: false })
     }
 
     #[test]
@@ -208,14 +212,18 @@ mod tests {
         let mut batch = Batch::with_capacity(0);
         batch.push(&message("msg_1", "Hel"));
         batch.push(&message("msg_1", "lo"));
-        batch.push(&HarnessEvent::CommandOutput { item_id: "cmd".into(), delta: "a\"\n".into(), replace: false });
-        batch.push(&HarnessEvent::ReasoningDelta {
+        batch.push(&HarnessEvent::CommandOutput(DeltaEvent {
+            item_id: "cmd".into(),
+            delta: "a\"\n".into(),
+            replace: false,
+        }));
+        batch.push(&HarnessEvent::ReasoningDelta(ReasoningDeltaEvent {
             item_id: "cmd".into(),
             delta: "é🙂".into(),
             part: ReasoningPart::Summary,
             index: 2,
             replace: false,
-        });
+        }));
         assert_eq!(batch.into_string(), "m5:msg_13:Helm=2:loc3:cmd3:a\"\ns=3:é🙂1:2");
     }
 
@@ -225,26 +233,33 @@ mod tests {
             message("msg_1", ""),
             message("msg_1", "12:34"),
             message("msg_2", "=:J"),
-            HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: "ünïcode \u{0} 🙂".into() },
-            HarnessEvent::ReasoningDelta {
+            HarnessEvent::Diagnostic(DiagnosticEvent {
+                source: DiagnosticSource::Stderr,
+                line: "ünïcode \u{0} 🙂".into(),
+            }),
+            HarnessEvent::ReasoningDelta(ReasoningDeltaEvent {
                 item_id: "r".into(),
                 delta: "x".into(),
                 part: ReasoningPart::Text,
                 index: -1,
                 replace: false,
-            },
-            HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "\u{1b}[0m\r\n".into(), replace: false },
+            }),
+            HarnessEvent::CommandOutput(DeltaEvent {
+                item_id: "msg_2".into(),
+                delta: "\u{1b}[0m\r\n".into(),
+                replace: false,
+            }),
             // A delta that replaces what streamed, between two of the same item.
-            HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "whole".into(), replace: true },
-            HarnessEvent::CommandOutput { item_id: "msg_2".into(), delta: "more".into(), replace: false },
-            HarnessEvent::MessageDelta { item_id: "msg_2".into(), delta: "m".into(), replace: true },
-            HarnessEvent::ReasoningDelta {
+            HarnessEvent::CommandOutput(DeltaEvent { item_id: "msg_2".into(), delta: "whole".into(), replace: true }),
+            HarnessEvent::CommandOutput(DeltaEvent { item_id: "msg_2".into(), delta: "more".into(), replace: false }),
+            HarnessEvent::MessageDelta(DeltaEvent { item_id: "msg_2".into(), delta: "m".into(), replace: true }),
+            HarnessEvent::ReasoningDelta(ReasoningDeltaEvent {
                 item_id: "r".into(),
                 delta: "y".into(),
                 part: ReasoningPart::Summary,
                 index: 1,
                 replace: true,
-            },
+            }),
             HarnessEvent::Terminal(Terminal::failed(Failure::new(
                 FailureSource::Spawn,
                 crate::failure::Code::SpawnFailed,
@@ -261,15 +276,19 @@ mod tests {
         let item = prop_oneof![Just("a".to_string()), Just("b".to_string()), any_text()];
         prop_oneof![
             (item.clone(), any_text()).prop_map(|(i, d)| message(&i, &d)),
-            (item.clone(), any_text(), any::<bool>())
-                .prop_map(|(item_id, delta, replace)| HarnessEvent::CommandOutput { item_id, delta, replace }),
+            (item.clone(), any_text(), any::<bool>()).prop_map(
+                |(item_id, delta, replace)| HarnessEvent::CommandOutput(DeltaEvent { item_id, delta, replace })
+            ),
             (item, any_text(), any::<bool>(), any::<i64>(), any::<bool>()).prop_map(
                 |(item_id, delta, summary, index, replace)| {
                     let part = if summary { ReasoningPart::Summary } else { ReasoningPart::Text };
-                    HarnessEvent::ReasoningDelta { item_id, delta, part, index, replace }
+                    HarnessEvent::ReasoningDelta(ReasoningDeltaEvent { item_id, delta, part, index, replace })
                 }
             ),
-            any_text().prop_map(|line| HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line }),
+            any_text().prop_map(|line| HarnessEvent::Diagnostic(DiagnosticEvent {
+                source: DiagnosticSource::Preamble,
+                line
+            })),
         ]
     }
 

@@ -357,11 +357,11 @@ impl EventStream {
 mod tests {
     use super::*;
     use crate::batch::decode;
-    use crate::events::{DiagnosticSource, Failure, FailureSource};
+    use crate::events::{DiagnosticEvent, DiagnosticSource, Failure, FailureSource};
     use std::sync::Arc;
 
     fn diag(i: usize) -> HarnessEvent {
-        HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: format!("line {i}") }
+        HarnessEvent::Diagnostic(DiagnosticEvent { source: DiagnosticSource::Stderr, line: format!("line {i}") })
     }
 
     #[tokio::test]
@@ -387,7 +387,10 @@ mod tests {
         let record = big.len() + 100;
         let count = 10;
         for i in 0..count {
-            s.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line: format!("{i} {big}") });
+            s.push(&HarnessEvent::Diagnostic(DiagnosticEvent {
+                source: DiagnosticSource::Stderr,
+                line: format!("{i} {big}"),
+            }));
         }
         s.finish(Terminal::failed(Failure::new(FailureSource::Spawn, crate::failure::Code::SpawnFailed, "m")));
         let mut seen = Vec::new();

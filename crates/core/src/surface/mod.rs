@@ -19,8 +19,39 @@ const HEADER: &str = "// Generated from the declarations of crates/core (crates/
 `pnpm surface:generate` writes it, `pnpm surface:check` holds it to them. Do not edit.\n";
 
 /// The protocol's own types the declarations name (`#[ts(type = "…")]`), from the pinned CLI's
-/// generated TypeScript (`types/codex/`, `pnpm types:generate`).
-const PROTOCOL_TYPES: &[(&str, &str)] = &[];
+/// generated TypeScript (`types/codex/`, `pnpm types:generate`): what is imported (`Name`, or
+/// `Name as Local`) and from where.
+const PROTOCOL_TYPES: &[(&str, &str)] = &[
+    ("ThreadItem", "v2/ThreadItem"),
+    ("TurnPlanStep", "v2/TurnPlanStep"),
+    ("RateLimitSnapshot", "v2/RateLimitSnapshot"),
+    ("ThreadGoal", "v2/ThreadGoal"),
+    ("CodexErrorInfo", "v2/CodexErrorInfo"),
+    ("ServerNotification", "ServerNotification"),
+    ("ServerRequest as ProtocolServerRequest", "ServerRequest"),
+];
+
+/// The two events that carry a turn's outcome, by name (`Terminal` is what they carry).
+const OUTCOME_EVENTS: &str = "\
+/**
+ * The one event that ends every turn: last, once the child and everything it started are gone.
+ */
+export type TerminalEvent = { type: 'terminal' } & Terminal
+
+/**
+ * The server completed the turn: what the terminal event will say, sent as soon as Codex
+ * reports it. The `terminal` event follows once the child and everything it started are gone
+ * (tens of milliseconds later: Codex's own shutdown). Only a turn the server completed has one
+ * (not a failure of the process, a kill or a failure before the turn). When the run goes on
+ * after the user's turn (`until: 'idle'`, or an abort waiting for the sub-agents it
+ * interrupted), it carries that turn's outcome as it was then: `agents` lists the sub-agents
+ * whose work had ended, `cutOff` is empty, and the terminal says how the rest ended.
+ */
+export type TurnCompletedEvent = { type: 'turnCompleted' } & Terminal
+";
+
+#[cfg(test)]
+mod examples;
 
 /// Every generated file.
 pub fn files() -> Vec<File> {
@@ -42,25 +73,72 @@ fn declaration<T: TS>(cfg: &Config) -> String {
     out
 }
 
+/// Every declaration of `types/surface.d.ts`, in the order a reader meets them: its TypeScript
+/// name and its text.
+pub(crate) fn declarations() -> Vec<(String, String)> {
+    use crate::events::*;
+    use crate::failure::Reason;
+    let cfg = config();
+    macro_rules! each {
+        ($($t:ty),* $(,)?) => { vec![$((<$t as TS>::ident(&cfg), declaration::<$t>(&cfg))),*] };
+    }
+    each![
+        // The events and what ends a turn.
+        HarnessEvent,
+        StartedEvent,
+        ThreadStartedEvent,
+        TurnStartedEvent,
+        ItemEvent,
+        DeltaEvent,
+        ReasoningDeltaEvent,
+        ReasoningPart,
+        UsageEvent,
+        RetryingEvent,
+        PlanEvent,
+        DiffEvent,
+        RateLimitsEvent,
+        ServerRequestEvent,
+        ReplyKind,
+        AgentEvent,
+        AgentRef,
+        GoalEvent,
+        ItemDroppedEvent,
+        NativeEvent,
+        UnknownNotificationEvent,
+        PassthroughEvent,
+        PassthroughReason,
+        DiagnosticEvent,
+        DiagnosticSource,
+        Terminal,
+        Status,
+        Cancellation,
+        AgentOutcome,
+        AgentStatus,
+        CutOff,
+        CutReason,
+        // Usage and failures.
+        Usage,
+        FailureSource,
+        Code,
+        Reason,
+        Failure,
+    ]
+}
+
 /// `types/surface.d.ts`: the declarations, in the order a reader meets them.
 fn typescript() -> String {
-    use crate::events::Usage;
-    use crate::failure::{Code, Failure, FailureSource, Reason};
-    let cfg = config();
     let mut out = String::from(HEADER);
     for (name, path) in PROTOCOL_TYPES {
         out.push_str(&format!("import type {{ {name} }} from './codex/{path}.js'\n"));
     }
     out.push('\n');
-    for decl in [
-        declaration::<Usage>(&cfg),
-        declaration::<FailureSource>(&cfg),
-        declaration::<Code>(&cfg),
-        declaration::<Reason>(&cfg),
-        declaration::<Failure>(&cfg),
-    ] {
+    for (name, decl) in declarations() {
         out.push_str(&decl);
         out.push('\n');
+        if name == "HarnessEvent" {
+            out.push_str(OUTCOME_EVENTS);
+            out.push('\n');
+        }
     }
     out
 }

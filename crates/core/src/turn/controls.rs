@@ -72,8 +72,8 @@ pub enum AppAnswer {
     Reply(serde_json::Value),
     /// No answer (`undefined`, or the handler threw): the fixed policy's reply goes.
     Pass,
-    /// An answer that does not fit the method's response: the fixed policy's reply goes, and a
-    /// diagnostic says why.
+    /// An answer that does not fit the method's response (why): never sent; the method's
+    /// refusal goes, whatever the access mode, and the `serverRequest` event says why.
     Unfit(String),
 }
 

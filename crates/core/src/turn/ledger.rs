@@ -8,7 +8,10 @@
 //! more delta before `itemCompleted`, or, when the deltas were not its beginning, as the whole
 //! text replacing them.
 
-use crate::events::{HarnessEvent, ReasoningPart, Usage};
+use crate::events::{
+    DeltaEvent, DiffEvent, HarnessEvent, ItemDroppedEvent, ItemEvent, PlanEvent, RateLimitsEvent, ReasoningDeltaEvent,
+    ReasoningPart, RetryingEvent, Usage, UsageEvent,
+};
 use crate::protocol::{
     method, params, CompletedTurn, Delta, DiffUpdatedParams, ErrorParams, ItemHead, PlanUpdatedParams,
     RateLimitsUpdatedParams, ReasoningTexts, Scope, TokenUsageParams, TurnCompletedParams, TurnError,
@@ -149,7 +152,7 @@ impl Ledger {
         self.open = kept;
         for item in dropped {
             self.streamed.retain(|s| s.item_id != item.id);
-            out(HarnessEvent::ItemDropped { item_id: item.id });
+            out(HarnessEvent::ItemDropped(ItemDroppedEvent { item_id: item.id }));
         }
     }
 
@@ -227,9 +230,9 @@ impl Ledger {
                     item_head(&head, &item, started);
                 }
                 Handled::Event(if started {
-                    HarnessEvent::ItemStarted { item }
+                    HarnessEvent::ItemStarted(ItemEvent { item })
                 } else {
-                    HarnessEvent::ItemCompleted { item }
+                    HarnessEvent::ItemCompleted(ItemEvent { item })
                 })
             }),
             method::AGENT_MESSAGE_DELTA => Delta::of(scope).map(|d| {
@@ -238,7 +241,11 @@ impl Ledger {
                     // A delta before its message's start: the message streams from it.
                     _ => self.streaming = Some((d.item_id.clone(), d.delta.clone())),
                 }
-                Handled::Event(HarnessEvent::MessageDelta { item_id: d.item_id, delta: d.delta, replace: false })
+                Handled::Event(HarnessEvent::MessageDelta(DeltaEvent {
+                    item_id: d.item_id,
+                    delta: d.delta,
+                    replace: false,
+                }))
             }),
             method::REASONING_SUMMARY_DELTA | method::REASONING_TEXT_DELTA => Delta::of(scope).map(|d| {
                 let (part, index) = if method == method::REASONING_SUMMARY_DELTA {
@@ -248,21 +255,29 @@ impl Ledger {
                 };
                 let index = index.unwrap_or(0);
                 self.stream(&d.item_id, Text::Reasoning(part, index), &d.delta);
-                Handled::Event(HarnessEvent::ReasoningDelta {
+                Handled::Event(HarnessEvent::ReasoningDelta(ReasoningDeltaEvent {
                     item_id: d.item_id,
                     delta: d.delta,
                     part,
                     index,
                     replace: false,
-                })
+                }))
             }),
             method::COMMAND_OUTPUT_DELTA => Delta::of(scope).map(|d| {
                 self.stream(&d.item_id, Text::Output, &d.delta);
-                Handled::Event(HarnessEvent::CommandOutput { item_id: d.item_id, delta: d.delta, replace: false })
+                Handled::Event(HarnessEvent::CommandOutput(DeltaEvent {
+                    item_id: d.item_id,
+                    delta: d.delta,
+                    replace: false,
+                }))
             }),
             method::PLAN_DELTA => Delta::of(scope).map(|d| {
                 self.stream(&d.item_id, Text::Plan, &d.delta);
-                Handled::Event(HarnessEvent::PlanDelta { item_id: d.item_id, delta: d.delta, replace: false })
+                Handled::Event(HarnessEvent::PlanDelta(DeltaEvent {
+                    item_id: d.item_id,
+                    delta: d.delta,
+                    replace: false,
+                }))
             }),
             method::TOKEN_USAGE_UPDATED => params::<TokenUsageParams>(line).map(|u| {
                 let total: Usage = u.token_usage.total.into();
@@ -274,25 +289,24 @@ impl Ledger {
                     }
                 }
                 self.usage_total = Some(total);
-                Handled::Event(HarnessEvent::Usage {
+                Handled::Event(HarnessEvent::Usage(UsageEvent {
                     turn: total.since(self.usage_baseline),
                     thread: total,
                     context_window: u.token_usage.model_context_window,
-                })
+                }))
             }),
             method::TURN_PLAN_UPDATED => params::<PlanUpdatedParams>(line)
-                .map(|p| Handled::Event(HarnessEvent::Plan { explanation: p.explanation, plan: p.plan })),
-            method::TURN_DIFF_UPDATED => {
-                params::<DiffUpdatedParams>(line).map(|d| Handled::Event(HarnessEvent::Diff { diff: d.diff }))
-            }
+                .map(|p| Handled::Event(HarnessEvent::Plan(PlanEvent { explanation: p.explanation, plan: p.plan }))),
+            method::TURN_DIFF_UPDATED => params::<DiffUpdatedParams>(line)
+                .map(|d| Handled::Event(HarnessEvent::Diff(DiffEvent { diff: d.diff }))),
             method::ACCOUNT_RATE_LIMITS_UPDATED => params::<RateLimitsUpdatedParams>(line)
-                .map(|r| Handled::Event(HarnessEvent::RateLimits { rate_limits: r.rate_limits })),
+                .map(|r| Handled::Event(HarnessEvent::RateLimits(RateLimitsEvent { rate_limits: r.rate_limits }))),
             method::ERROR => params::<ErrorParams>(line).map(|e| {
                 if e.will_retry {
-                    Handled::Event(HarnessEvent::Retrying {
+                    Handled::Event(HarnessEvent::Retrying(RetryingEvent {
                         message: e.error.message,
                         codex_error_info: e.error.codex_error_info,
-                    })
+                    }))
                 } else {
                     // The failure itself is reported by `turn/completed`; the notification
                     // still goes out as `native`.
@@ -332,19 +346,23 @@ impl Ledger {
                 let streamed = streamed.map_or("", String::as_str);
                 if let Some((delta, replace)) = completing(whole, streamed.len(), |start| start == streamed.as_bytes())
                 {
-                    out(HarnessEvent::MessageDelta { item_id: id.clone(), delta: delta.to_string(), replace });
+                    out(HarnessEvent::MessageDelta(DeltaEvent {
+                        item_id: id.clone(),
+                        delta: delta.to_string(),
+                        replace,
+                    }));
                 }
             }
             "commandExecution" => {
                 if let Some((delta, replace)) =
                     head.aggregated_output.as_deref().and_then(|w| self.rest(id, Text::Output, w))
                 {
-                    out(HarnessEvent::CommandOutput { item_id: id.clone(), delta, replace });
+                    out(HarnessEvent::CommandOutput(DeltaEvent { item_id: id.clone(), delta, replace }));
                 }
             }
             "plan" => {
                 if let Some((delta, replace)) = head.text.as_deref().and_then(|w| self.rest(id, Text::Plan, w)) {
-                    out(HarnessEvent::PlanDelta { item_id: id.clone(), delta, replace });
+                    out(HarnessEvent::PlanDelta(DeltaEvent { item_id: id.clone(), delta, replace }));
                 }
             }
             "reasoning" => {
@@ -353,7 +371,13 @@ impl Ledger {
                 for (part, wholes) in parts {
                     for (index, whole) in (0..).zip(&wholes) {
                         if let Some((delta, replace)) = self.rest(id, Text::Reasoning(part, index), whole) {
-                            out(HarnessEvent::ReasoningDelta { item_id: id.clone(), delta, part, index, replace });
+                            out(HarnessEvent::ReasoningDelta(ReasoningDeltaEvent {
+                                item_id: id.clone(),
+                                delta,
+                                part,
+                                index,
+                                replace,
+                            }));
                         }
                     }
                 }

@@ -20,7 +20,7 @@ pub use controls::{steer_outcome, AppAnswer, AppHandler, Controls, Readiness, St
 
 use crate::app_server::{self, NotStarted};
 use crate::cancel::Cancel;
-use crate::events::{DiagnosticSource, HarnessEvent, Terminal};
+use crate::events::{DiagnosticEvent, DiagnosticSource, HarnessEvent, Terminal};
 use crate::exchange::{Exchange, Input, Output};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::target::Target;
@@ -160,7 +160,9 @@ impl run::Run for Turn {
             if forwarded.fetch_add(1, Ordering::Relaxed) < MAX_STDERR_EVENTS {
                 match held.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
                     Some(lines) => lines.push(line),
-                    None => sink.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line }),
+                    None => {
+                        sink.push(&HarnessEvent::Diagnostic(DiagnosticEvent { source: DiagnosticSource::Stderr, line }))
+                    }
                 }
             }
         }))

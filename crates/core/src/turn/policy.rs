@@ -1,7 +1,8 @@
 //! How server-to-client requests are answered when the app does not answer them: at once, by
 //! table. Full access grants what Codex asks; read-only refuses everything; `ask` (where the app
-//! answers through its handler) declines whatever the handler left unanswered. When a turn is
-//! ending, a waiting request is answered by its "cancel" row, so that nothing waits for it.
+//! answers through its handler) declines whatever the handler left unanswered. An app's answer
+//! that does not fit gets the method's refusal (the `ask` row) under every access mode. When a
+//! turn is ending, a waiting request is answered by its "cancel" row, so that nothing waits for it.
 
 use crate::events::ReplyKind;
 use crate::exchange::refusal;
@@ -30,8 +31,8 @@ impl Answer {
     }
 }
 
-/// One row: a method and its answer under full access, under `ask` when the app said nothing,
-/// and when the turn is ending. `None`: a JSON-RPC method error.
+/// One row: a method and its answer under full access, under `ask` when the app said nothing
+/// (the method's refusal), and when the turn is ending. `None`: a JSON-RPC method error.
 struct Row {
     method: &'static str,
     full: Option<(ReplyKind, fn() -> Value)>,
@@ -102,6 +103,12 @@ pub fn answer(method: &str, access: Access) -> Answer {
     }
 }
 
+/// The method's refusal, whatever the access mode: what an app's answer that does not fit the
+/// method's response becomes (the app meant something, so full access's grant would be wrong).
+pub fn refused(method: &str) -> Answer {
+    answer(method, Access::Ask)
+}
+
 /// The answer to `method` while the turn is ending: cancelled where the method can say so.
 pub fn cancelled(method: &str) -> Answer {
     match TABLE.iter().find(|row| row.method == method).and_then(|row| row.cancel) {
@@ -161,6 +168,28 @@ mod tests {
         assert_eq!((a.kind, a.result), (ReplyKind::Declined, Some(json!({"decision": "decline"}))));
         assert_eq!(answer("execCommandApproval", Access::Ask).kind, ReplyKind::Declined);
         assert_eq!(answer("item/tool/requestUserInput", Access::Ask).kind, ReplyKind::MethodError);
+    }
+
+    #[test]
+    fn an_unfit_answer_gets_the_refusal_whatever_the_access() {
+        let refusals = [
+            ("item/commandExecution/requestApproval", ReplyKind::Declined),
+            ("item/fileChange/requestApproval", ReplyKind::Declined),
+            ("execCommandApproval", ReplyKind::Declined),
+            ("item/permissions/requestApproval", ReplyKind::GrantedEmpty),
+            ("mcpServer/elicitation/request", ReplyKind::Declined),
+            ("item/tool/call", ReplyKind::MethodError),
+            ("item/tool/requestUserInput", ReplyKind::MethodError),
+        ];
+        for (method, kind) in refusals {
+            assert_eq!(refused(method).kind, kind, "{method}");
+        }
+        // What full access would accept is declined.
+        assert_eq!(refused("item/commandExecution/requestApproval").result, Some(json!({"decision": "decline"})));
+        assert_eq!(
+            refused("applyPatchApproval").result,
+            Some(json!({"decision": {"denied": {"rejection": "declined by the app"}}}))
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use super::agents::{CollabCall, Held, SubAgentActivity};
 use super::ledger::Handled;
 use super::state::{Goal, Stopping, TurnState};
-use crate::events::{HarnessEvent, PassthroughReason};
+use crate::events::{AgentEvent, GoalEvent, HarnessEvent, PassthroughEvent, PassthroughReason, TurnStartedEvent};
 use crate::protocol::{method, params, params_of, ItemHead, Scope};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -49,7 +49,10 @@ impl TurnState {
     /// whether it came from `turn/started` or from the acknowledgement.
     fn announce_turn(&mut self, turn_id: &str, out: &mut Vec<HarnessEvent>) {
         if let Some(thread_id) = &self.thread_id {
-            out.push(HarnessEvent::TurnStarted { thread_id: thread_id.clone(), turn_id: turn_id.to_string() });
+            out.push(HarnessEvent::TurnStarted(TurnStartedEvent {
+                thread_id: thread_id.clone(),
+                turn_id: turn_id.to_string(),
+            }));
         }
     }
 
@@ -163,7 +166,7 @@ impl TurnState {
                     // the thread total before this turn.
                     self.own.earlier_usage(&line);
                 }
-                out.push(HarnessEvent::Passthrough { reason, message: raw(line) })
+                out.push(HarnessEvent::Passthrough(PassthroughEvent { reason, message: raw(line) }))
             }
             Owner::Own => self.own_notification(&method, &mut scope, &line, out),
             Owner::Agent(thread) => self.agent_notification(&thread, &method, &mut scope, &line, out),
@@ -176,7 +179,7 @@ impl TurnState {
                 self.goal = Some(updated.goal);
             }
             if let Some(goal) = params_of(line).and_then(|p| goal_of(&p)) {
-                out.push(HarnessEvent::Goal { goal });
+                out.push(HarnessEvent::Goal(GoalEvent { goal }));
                 return;
             }
         }
@@ -188,19 +191,13 @@ impl TurnState {
         match handled {
             Handled::Event(event) => out.push(event),
             Handled::Quiet => {}
-            Handled::Native => out.push(HarnessEvent::Native {
-                method: method.to_string(),
-                params: params_of(line).unwrap_or_else(null),
-            }),
+            Handled::Native => out.push(HarnessEvent::notification(method, params_of(line).unwrap_or_else(null))),
         }
         if method == method::TURN_COMPLETED {
             if scope.turn_id() != self.turn_id.as_deref() {
                 // A later turn of ours completing is not the turn's end (a continuation's, before
                 // its successor): the app still sees it.
-                out.push(HarnessEvent::Native {
-                    method: method.to_string(),
-                    params: params_of(line).unwrap_or_else(null),
-                });
+                out.push(HarnessEvent::notification(method, params_of(line).unwrap_or_else(null)));
             } else if self.owned.is_none() {
                 self.owned = self.own.completion().cloned();
             }
@@ -218,7 +215,8 @@ impl TurnState {
     ) {
         let Some(agent) = self.agents.get_mut(thread) else { return };
         let reference = agent.reference.clone();
-        let wrap = |event: HarnessEvent| HarnessEvent::Agent { agent: reference.clone(), event: Box::new(event) };
+        let wrap =
+            |event: HarnessEvent| HarnessEvent::Agent(AgentEvent { agent: reference.clone(), event: Box::new(event) });
         if method == method::TURN_STARTED {
             agent.started = true;
             if matches!(self.stopping, Some(Stopping::Bound(_))) && !self.bound_stopped.iter().any(|t| t == thread) {
@@ -226,7 +224,10 @@ impl TurnState {
                 self.bound_stopped.push(thread.to_string());
             }
             if let Some(turn) = scope.turn_id() {
-                out.push(wrap(HarnessEvent::TurnStarted { thread_id: thread.to_string(), turn_id: turn.to_string() }));
+                out.push(wrap(HarnessEvent::TurnStarted(TurnStartedEvent {
+                    thread_id: thread.to_string(),
+                    turn_id: turn.to_string(),
+                })));
             }
         }
         let mut spawned = Vec::new();
@@ -243,11 +244,9 @@ impl TurnState {
             }),
             Handled::Quiet => None,
             Handled::Native if method == method::THREAD_GOAL_UPDATED => {
-                params_of(line).and_then(|p| goal_of(&p)).map(|goal| HarnessEvent::Goal { goal })
+                params_of(line).and_then(|p| goal_of(&p)).map(|goal| HarnessEvent::Goal(GoalEvent { goal }))
             }
-            Handled::Native => {
-                Some(HarnessEvent::Native { method: method.to_string(), params: params_of(line).unwrap_or_else(null) })
-            }
+            Handled::Native => Some(HarnessEvent::notification(method, params_of(line).unwrap_or_else(null))),
         };
         out.extend(event.map(wrap));
         self.found_agents(spawned, reference.depth, out);

@@ -12,7 +12,10 @@ use super::controls::{AppAnswer, Controls, Steer};
 use super::ending::{self, Ending};
 use super::policy;
 use super::state::{Stopping, TurnState};
-use crate::events::{AgentRef, CutReason, DiagnosticSource, HarnessEvent, PassthroughReason, ReplyKind};
+use crate::events::{
+    AgentRef, CutReason, DiagnosticEvent, DiagnosticSource, HarnessEvent, PassthroughEvent, PassthroughReason,
+    ReplyKind,
+};
 use crate::exchange::{Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::options::input::InputItem;
 use crate::options::{TurnInput, TurnOptions, Until};
@@ -293,19 +296,19 @@ impl Owner for Session<'_> {
 
     async fn on_frame<R: Input, W: Output>(&mut self, frame: Frame, wire: &mut Wire<'_, R, W>) -> Result<(), Stop> {
         match frame {
-            Frame::Stray(line) => self.stream.push(&HarnessEvent::Passthrough {
+            Frame::Stray(line) => self.stream.push(&HarnessEvent::Passthrough(PassthroughEvent {
                 reason: PassthroughReason::UnknownResponse,
                 message: RawValue::from_string(line).expect("a parsed frame is JSON"),
-            }),
+            })),
             Frame::Request { id, method, line } => self.server_request(id, method, line, wire).await,
             Frame::Notification { method, scope, line } => {
                 tracing::trace!(method = %method, "notification");
                 self.update_state(|state, out| state.notification(method, scope, line, out));
                 self.after_notification(wire).await;
             }
-            Frame::Preamble(line) => {
-                self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line })
-            }
+            Frame::Preamble(line) => self
+                .stream
+                .push(&HarnessEvent::Diagnostic(DiagnosticEvent { source: DiagnosticSource::Preamble, line })),
         }
         Ok(())
     }
@@ -453,7 +456,7 @@ impl Owner for Session<'_> {
 pub(super) fn flush_prelude(prelude: &Prelude, stream: &EventStream) {
     let lines = prelude.lock().unwrap_or_else(|e| e.into_inner()).take();
     for line in lines.into_iter().flatten() {
-        stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Stderr, line });
+        stream.push(&HarnessEvent::Diagnostic(DiagnosticEvent { source: DiagnosticSource::Stderr, line }));
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::agents::{Agents, Held};
 use super::ledger::Ledger;
-use crate::events::{AgentOutcome, AgentRef, CutOff, CutReason, HarnessEvent, Usage};
+use crate::events::{AgentEvent, AgentOutcome, AgentRef, CutOff, CutReason, HarnessEvent, Usage};
 use crate::protocol::{CompletedTurn, TurnError};
 use serde::Deserialize;
 
@@ -290,7 +290,7 @@ impl TurnState {
         for agent in self.agents.all_mut() {
             let reference = agent.reference.clone();
             agent.ledger.drop_open(true, &mut |event| {
-                out.push(HarnessEvent::Agent { agent: reference.clone(), event: Box::new(event) })
+                out.push(HarnessEvent::Agent(AgentEvent { agent: reference.clone(), event: Box::new(event) }))
             });
         }
     }

@@ -1,10 +1,10 @@
 //! The server requests of a turn: each one the app's to answer when it has a handler (within its
 //! time), else the fixed policy's (`turn/policy.rs`) at once; a late answer dropped, an answer
-//! that does not fit replaced by the policy's, and whatever is still asked answered "cancelled"
+//! that does not fit replaced by the method's refusal (never by a policy that may grant), and whatever is still asked answered "cancelled"
 //! when the turn ends. Each answer sent is told as a `serverRequest` event.
 
 use super::{Asked, Session};
-use crate::events::{AgentRef, DiagnosticSource, HarnessEvent, ReplyKind};
+use crate::events::{AgentRef, HarnessEvent, ReplyKind, ServerRequestEvent};
 use crate::exchange::{Input, Output, Wire};
 use crate::protocol::params_of;
 use crate::turn::controls::AppAnswer;
@@ -41,8 +41,8 @@ impl Session<'_> {
         self.reply(wire, id, method, params, agent, answer, None).await;
     }
 
-    /// Sends `answer` to request `id` and tells the app how it was answered; `why`: a
-    /// diagnostic to go with it (an app answer that did not fit).
+    /// Sends `answer` to request `id` and tells the app how it was answered; `unfit`: why the
+    /// app's answer was not sent (its event says so).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn reply<R: Input, W: Output>(
         &mut self,
@@ -52,14 +52,12 @@ impl Session<'_> {
         params: Box<RawValue>,
         agent: Option<AgentRef>,
         answer: policy::Answer,
-        why: Option<String>,
+        unfit: Option<String>,
     ) {
         tracing::debug!(method = %method, reply = json!(answer.kind).as_str(), "server request answered");
         wire.reply(&id, answer.reply()).await;
-        if let Some(why) = why {
-            self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Client, line: why });
-        }
-        self.stream.push(&HarnessEvent::ServerRequest { method, id, params, agent, reply: answer.kind });
+        let event = ServerRequestEvent { method, id, params, agent, reply: answer.kind, unfit };
+        self.stream.push(&HarnessEvent::ServerRequest(event));
     }
 
     /// The app's word on request `key` (dropped when the request was answered already).
@@ -79,13 +77,17 @@ impl Session<'_> {
             }
             AppAnswer::Pass => (policy::answer(&asked.method, self.options.access), None),
             AppAnswer::Unfit(why) => {
-                let answer = policy::answer(&asked.method, self.options.access);
+                // Never the fixed policy's reply, which may grant: the app meant something else.
+                let mut answer = policy::refused(&asked.method);
                 let sent = json!(answer.kind);
+                answer.kind = ReplyKind::Unfit;
                 let why = format!(
-                    "the app's answer to {} does not fit its response type ({why}); the fixed policy's reply ({}) was sent instead",
+                    "the app's answer to {} does not fit its response type ({why}); it was not sent, the method's refusal ({}) was",
                     asked.method,
                     sent.as_str().unwrap_or_default()
                 );
+                // The turn's own target, wherever in the turn this is written.
+                tracing::warn!(target: "rennet_codex::turn", method = %asked.method, "{why}");
                 (answer, Some(why))
             }
         };

@@ -4,7 +4,7 @@
 
 use super::{flush_prelude, user_input, Session, Started};
 use crate::account;
-use crate::events::HarnessEvent;
+use crate::events::{HarnessEvent, StartedEvent, ThreadStartedEvent};
 use crate::exchange::{handshake, Exchange, Input, Output, Stop};
 use crate::isolation;
 use crate::options::{Access, TurnInput};
@@ -25,13 +25,13 @@ impl Session<'_> {
         // Only what a request needs from the experimental surface makes the package ask for it.
         let experimental = self.options.mode.is_some();
         let hello = handshake::handshake(exchange, self, experimental).await?;
-        self.stream.push(&HarnessEvent::Started {
+        self.stream.push(&HarnessEvent::Started(StartedEvent {
             turn_key: started.turn_key.to_string(),
             pid: started.pid,
             codex_path: started.codex_path.to_string(),
             codex_version: hello.codex_version,
             user_agent: hello.user_agent,
-        });
+        }));
         flush_prelude(self.prelude, self.stream);
         self.check_login(exchange).await?;
 
@@ -125,7 +125,7 @@ impl Session<'_> {
         let thread_id = thread.thread.id;
         self.thread_model = thread.thread.model;
         tracing::Span::current().record("threadId", thread_id.as_str());
-        self.stream.push(&HarnessEvent::ThreadStarted { thread_id: thread_id.clone(), resumed });
+        self.stream.push(&HarnessEvent::ThreadStarted(ThreadStartedEvent { thread_id: thread_id.clone(), resumed }));
         self.update_state(|state, out| state.set_thread(thread_id.clone(), out));
         Ok((thread_id, configured))
     }

@@ -247,6 +247,14 @@ fn app_handler(p: &Peer) -> Arc<Mutex<Vec<Value>>> {
     asked
 }
 
+impl Peer {
+    /// Sends server request `id` and waits until the app's handler has it: its key, to answer by.
+    async fn asked_of_the_app(&mut self, asked: &Arc<Mutex<Vec<Value>>>, id: i64, method: &str, params: &Value) -> u64 {
+        self.send(json!({"id": id, "method": method, "params": params})).await;
+        next_asked(asked).await["key"].as_u64().unwrap()
+    }
+}
+
 async fn next_asked(asked: &Arc<Mutex<Vec<Value>>>) -> Value {
     for _ in 0..500 {
         if let Some(request) = asked.lock().unwrap().pop() {
@@ -283,7 +291,7 @@ async fn the_app_answers_server_requests_in_time_else_the_policy_does() {
         let request = next_asked(&asked).await;
         assert_eq!(p.recv().await, json!({"id": 2, "result": {"decision": "decline"}}));
         p.control.controls.answer(request["key"].as_u64().unwrap(), AppAnswer::Reply(json!({"decision": "accept"})));
-        // 3: an answer that does not fit: the policy's, with a diagnostic.
+        // 3: an answer that does not fit: never sent; the method's refusal goes, and the event says why.
         p.send(json!({"id": 3, "method": "item/commandExecution/requestApproval", "params": params})).await;
         let request = next_asked(&asked).await;
         p.control
@@ -295,10 +303,54 @@ async fn the_app_answers_server_requests_in_time_else_the_policy_does() {
     })
     .await;
     let replies: Vec<&str> = r.of_type("serverRequest").iter().map(|e| e["reply"].as_str().unwrap()).collect();
-    assert_eq!(replies, ["app", "timedOut", "declined"]);
-    let diagnostic = r.of_type("diagnostic").into_iter().find(|e| e["source"] == "client").unwrap().clone();
-    assert!(diagnostic["line"].as_str().unwrap().contains("does not fit"), "{diagnostic}");
+    assert_eq!(replies, ["app", "timedOut", "unfit"]);
+    let unfit = r.of_type("serverRequest")[2]["unfit"].as_str().unwrap().to_string();
+    assert!(unfit.contains("does not fit") && unfit.contains("decision: must be one of …"), "{unfit}");
+    // Only the unfit answer's event has the field.
+    assert!(r.of_type("serverRequest")[..2].iter().all(|e| e.get("unfit").is_none()));
     assert_eq!(r.of_type("serverRequest")[0]["params"]["command"], "rm -rf build");
+}
+
+#[tokio::test]
+async fn an_unfit_answer_is_refused_under_full_access_too() {
+    // Full access would accept an approval the app leaves unanswered; an answer that does not
+    // fit is not "no answer": the app meant something, so the request gets the method's refusal.
+    let r = run(json!({"access": "full", "onServerRequest": true}), |mut p| async move {
+        let asked = app_handler(&p);
+        p.handshake().await;
+        p.start_turn().await;
+        let approval = json!({"threadId": THREAD, "turnId": TURN, "itemId": "call_1", "command": "make"});
+        const APPROVAL: &str = "item/commandExecution/requestApproval";
+        let key = p.asked_of_the_app(&asked, 1, APPROVAL, &approval).await;
+        let why = "answer must have required property 'decision'";
+        p.control.controls.answer(key, AppAnswer::Unfit(why.into()));
+        assert_eq!(p.recv().await, json!({"id": 1, "result": {"decision": "decline"}}));
+        // A method whose refusal is a method error (a dynamic tool call) gets that.
+        let call = json!({"threadId": THREAD, "turnId": TURN, "callId": "c", "tool": "t", "arguments": {}});
+        let key = p.asked_of_the_app(&asked, 2, "item/tool/call", &call).await;
+        p.control.controls.answer(key, AppAnswer::Unfit("not JSON".into()));
+        let refused = p.recv().await;
+        assert_eq!((refused["id"].as_i64(), refused["error"]["code"].as_i64()), (Some(2), Some(-32601)), "{refused}");
+        // No answer at all is still the fixed policy's: full access accepts.
+        let key = p.asked_of_the_app(&asked, 3, APPROVAL, &approval).await;
+        p.control.controls.answer(key, AppAnswer::Pass);
+        assert_eq!(p.recv().await, json!({"id": 3, "result": {"decision": "accept"}}));
+        p.complete("completed").await;
+        p.until_stdin_closed().await;
+    })
+    .await;
+    let requests = r.of_type("serverRequest");
+    let replies: Vec<&str> = requests.iter().map(|e| e["reply"].as_str().unwrap()).collect();
+    assert_eq!(replies, ["unfit", "unfit", "accepted"]);
+    let unfit = requests[0]["unfit"].as_str().unwrap();
+    assert!(
+        unfit.contains("item/commandExecution/requestApproval") && unfit.contains("required property 'decision'"),
+        "{unfit}"
+    );
+    assert!(unfit.contains("declined"), "says what went instead: {unfit}");
+    assert!(requests[1]["unfit"].as_str().unwrap().contains("methodError"), "{}", requests[1]);
+    // Said on the event, not as a diagnostic line beside it.
+    assert!(r.of_type("diagnostic").is_empty(), "{:?}", r.of_type("diagnostic"));
 }
 
 /// What `access: 'ask'` sends when the configuration has no `sandbox_workspace_write`: Codex's
