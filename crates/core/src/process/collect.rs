@@ -99,9 +99,9 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{collect, contains};
-    use crate::process::Launch;
-    use std::time::Duration;
+    use super::contains;
+    #[cfg(unix)]
+    use {super::collect, crate::process::Launch, std::time::Duration};
 
     /// `sh -c script` as a helper.
     #[cfg(unix)]
