@@ -46,6 +46,14 @@ export function killIfAlive(pid: number): void {
  */
 export const BOUND_MS = 20_000
 
+/**
+ * A limit a test needs to see fire (a `requestTimeoutMs`, a helper's deadline) on a child that
+ * must first start: `initialize` waits for the child's start-up too (the fake is a Node
+ * process, which takes seconds on a loaded machine), so the limit leaves room for it; the test
+ * waits this long for it to fire.
+ */
+export const FIRING_MS = 5_000
+
 /** Polls until `check` returns true or `ms` passes; returns the last result. */
 export async function eventually(check: () => boolean, ms = 3000, every = 25): Promise<boolean> {
   const until = Date.now() + ms

@@ -10,6 +10,7 @@ import type { HarnessEvent, RunTurnOptions, TerminalEvent } from '../../index.js
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
+import { FIRING_MS } from '../support/procs.js'
 
 const scratch: string[] = []
 
@@ -164,7 +165,8 @@ describe('writeFakeCodex: each failure source', () => {
     const rejected = await play({ answer: { 'thread/start': { error: { code: -32600, message: 'failed to load configuration: bad config.toml' } } } })
     expect(rejected.terminal.failure).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_FAILED', message: 'failed to load configuration: bad config.toml' })
 
-    const silent = await play({ answer: { 'turn/start': 'never' } }, { requestTimeoutMs: 2000 })
+    // Room for the fake's start-up: the limit applies to initialize too.
+    const silent = await play({ answer: { 'turn/start': 'never' } }, { requestTimeoutMs: FIRING_MS })
     expect(silent.terminal.failure).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', detail: { method: 'turn/start' } })
   })
 
