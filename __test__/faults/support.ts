@@ -10,7 +10,6 @@ import { BOUND_MS, eventually, isAlive, liveInGroup, liveWithMarker, openFds } f
 export interface FaultRun extends FakeRun {
   events: HarnessEvent[]
   terminal: TerminalEvent
-  elapsedMs: number
 }
 
 /**
@@ -23,21 +22,19 @@ export async function runFault(
   { boundMs = BOUND_MS, onEvent }: { boundMs?: number; onEvent?: (e: HarnessEvent, run: FakeRun) => void } = {},
 ): Promise<FaultRun> {
   const fdsBefore = openFds()
-  const t0 = Date.now()
   const run = fakeTurn(scenario, options)
   const events = await within(
     collect(run.turn, (e) => onEvent?.(e, run)),
     boundMs,
     `the ${run.scenario} turn`,
   )
-  const elapsedMs = Date.now() - t0
   const terminal = assertOneTerminalLast(events)
   // The outcome is the same terminal event, not a second one.
   expect(await within(run.turn.outcome, BOUND_MS, 'outcome')).toEqual(terminal)
   await expectNothingLeft(run)
   // The turn's pipes are closed once the terminal event is out (allow the OS a moment).
   expect(await eventually(() => openFds() <= fdsBefore, BOUND_MS), `open fds: ${openFds()} > ${fdsBefore}`).toBe(true)
-  return { ...run, events, terminal, elapsedMs }
+  return { ...run, events, terminal }
 }
 
 /**

@@ -54,6 +54,12 @@ export const BOUND_MS = 20_000
  */
 export const FIRING_MS = 5_000
 
+/**
+ * A limit a test must never see fire (an interrupt's grace the fake honours): far beyond
+ * `BOUND_MS`, so that a turn ending on it fails the test's bound rather than passing late.
+ */
+export const NEVER_MS = 10 * 60_000
+
 /** Polls until `check` returns true or `ms` passes; returns the last result. */
 export async function eventually(check: () => boolean, ms = 3000, every = 25): Promise<boolean> {
   const until = Date.now() + ms
