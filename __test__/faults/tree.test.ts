@@ -6,7 +6,7 @@ import type { HarnessEvent } from '../../index.js'
 import { cleanupFakes, fakeTurn, scenarios, within } from '../support/fake.js'
 import type { FakeGrandchild } from '../../testing/index.js'
 import type { FakeRun, Json } from '../support/fake.js'
-import { BOUND_MS, allProcesses, isAlive } from '../support/procs.js'
+import { BOUND_MS, NEVER_MS, allProcesses, isAlive } from '../support/procs.js'
 import { expectNothingLeft, failureOf, runFault } from './support.js'
 
 afterEach(cleanupFakes)
@@ -17,7 +17,8 @@ const grandchildren = (run: FakeRun): Json[] => run.log.events('grandchild')
 
 describe('grandchildren in other groups and sessions', () => {
   it('are where they claim to be while the turn runs, and gone when it is aborted', async () => {
-    const run = fakeTurn('hang', { fake: { grandchildren: ALL } })
+    // The fake honours the interrupt: the grace must not be what ends the turn.
+    const run = fakeTurn('hang', { interruptGraceMs: NEVER_MS, fake: { grandchildren: ALL } })
     const events: HarnessEvent[] = []
     for await (const e of run.turn) {
       events.push(e)

@@ -152,7 +152,8 @@ export const scenarios = {
   'server-requests': () =>
     lean([
       ...SERVER_REQUESTS.map(([method, params, unscoped]): FakeStep => ({ type: 'serverRequest', method, params, unscoped, wait: false })),
-      { type: 'replies', timeoutMs: 3000 },
+      // A bound for the replies (a test fails on a logged `server-request-timeout`), not a pace.
+      { type: 'replies', timeoutMs: BOUND_MS },
       message(['all ', 'answered']),
     ]),
   /** Frames of other threads and turns, a sub-agent's turn, an unknown response and method, amid our message. */

@@ -10,7 +10,7 @@ import type { HarnessEvent, RunTurnOptions, TerminalEvent } from '../../index.js
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
-import { FIRING_MS } from '../support/procs.js'
+import { FIRING_MS, NEVER_MS } from '../support/procs.js'
 
 const scratch: string[] = []
 
@@ -197,7 +197,7 @@ describe('writeFakeCodex: hangs and interrupts', () => {
   }
 
   it('a hang that honours the interrupt ends interrupted', async () => {
-    const { outcome, runs } = await stopWhenStarted({ steps: [{ type: 'message', text: 'thinking…' }, { type: 'hang' }] }, 5000)
+    const { outcome, runs } = await stopWhenStarted({ steps: [{ type: 'message', text: 'thinking…' }, { type: 'hang' }] }, NEVER_MS)
     expect(outcome).toMatchObject({ status: 'cancelled', cancellation: 'interrupted' })
     expect((outcome.abortReason as Error).message).toBe('Stop pressed')
     expect(runs[0].requests('turn/interrupt')).toHaveLength(1)
@@ -210,7 +210,7 @@ describe('writeFakeCodex: hangs and interrupts', () => {
   })
 
   it('a delay is interrupted too', async () => {
-    const { outcome } = await stopWhenStarted({ steps: [{ type: 'message', text: 'wait' }, { type: 'delay', ms: 60_000 }, { type: 'message', text: 'never' }] }, 5000)
+    const { outcome } = await stopWhenStarted({ steps: [{ type: 'message', text: 'wait' }, { type: 'delay', ms: 60_000 }, { type: 'message', text: 'never' }] }, NEVER_MS)
     // The message completed before the interrupt is still the final one.
     expect(outcome).toMatchObject({ status: 'cancelled', cancellation: 'interrupted', finalMessage: 'wait' })
   })
