@@ -11,7 +11,7 @@
 const { appendFileSync, readFileSync } = require('node:fs')
 const { spawn } = require('node:child_process')
 const wire = require('./fake-codex-wire.js')
-const { closeStdout, ownPgid, startGrandchild } = require('./fake-codex-process.js')
+const { closeStdout, ownPgid, startGrandchildren } = require('./fake-codex-process.js')
 const loop = require('./fake-codex-agent-loop.js')
 const tools = require('./fake-codex-tools.js')
 
@@ -105,16 +105,19 @@ class FakeCodex {
       process.exitCode = 2
       return
     }
-    this.setUpProcess()
-    wire.readLines(
-      process.stdin,
-      (line) => line.trim() && this.receive(line),
-      (rest) => this.stdinClosed(rest),
+    // Nothing is read (and so nothing answered) before the process is set up: its
+    // grandchildren recorded.
+    void this.setUpProcess().then(() =>
+      wire.readLines(
+        process.stdin,
+        (line) => line.trim() && this.receive(line),
+        (rest) => this.stdinClosed(rest),
+      ),
     )
   }
 
   /** The process-level parts of the script, before the first frame. */
-  setUpProcess() {
+  async setUpProcess() {
     const script = this.script
     process.on('SIGTERM', () => {
       this.log({ event: 'sigterm' })
@@ -128,7 +131,7 @@ class FakeCodex {
     process.stderr.on('error', () => {})
     for (const name of script.echoEnv ?? []) process.stderr.write(`config: ${name}=${process.env[name] ?? ''}\n`)
     for (const line of script.preamble ?? []) process.stdout.write(`${line}\n`)
-    for (const mode of script.grandchildren ?? []) startGrandchild(mode, (entry) => this.log(entry), this.logPath)
+    await startGrandchildren(script.grandchildren ?? [], (entry) => this.log(entry), this.logPath)
   }
 
   stdinClosed(rest) {

@@ -356,7 +356,11 @@ export interface FakeCodexScript {
   echoEnv?: string[]
   /** Variables whose values each run records (`FakeCodexRun.env`). */
   logEnv?: string[]
-  /** Grandchildren started at once (each run lists them with their pids). */
+  /**
+   * Grandchildren started at once (each run lists them with their pids). The fake reads nothing
+   * before every one is recorded and settled (a double fork's first process gone), so that no
+   * fault, kill or end of the run can come before a grandchild is in its log.
+   */
   grandchildren?: FakeGrandchild[]
   /** Stays when its stdin closes (Codex leaves). */
   linger?: boolean

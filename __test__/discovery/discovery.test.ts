@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 
 import { discoverCodex } from '../../index.js'
 import { allProcesses, isAlive } from '../support/procs.js'
-import { AGENT, discover, sandboxPerTest } from './fakes.js'
+import { AGENT, SANDBOX_MARK, discover, sandboxPerTest } from './fakes.js'
 
 const sandbox = sandboxPerTest()
 
@@ -40,31 +40,23 @@ describe('discoverCodex', () => {
     sb.script('p1/codex', '#!/bin/sh\necho never\n', 0o644)
     const garbageVersion = sb.kit('p2/codex', { version: 'hello world' }).path
     const tooOld = sb.kit('p3/codex', { version: '0.149.0' }).path
-    const hanging = sb.kit('p4/codex', { answer: { initialize: 'never' } })
-    const hangs = hanging.path
     const garbage = sb.kit('p5/codex', { fault: { phase: 'before-init', action: 'exit', code: 3, line: 'not json at all' } }).path
     const killed = sb.kit('p6/codex', { fault: { phase: 'before-init', action: 'kill' } }).path
     const good = sb.codex('p7/codex')
-    const path = [1, 2, 3, 4, 5, 6, 7].map((i) => sb.path(`p${i}`)).join(':')
+    const path = [1, 2, 3, 5, 6, 7].map((i) => sb.path(`p${i}`)).join(':')
 
-    const d = await discover({ env: sb.env({ PATH: path, RENNET_DISCOVERY_TIMEOUT_MS: '800' }) })
+    // Every answer here is awaited: the sandbox's limits only guard against a hang.
+    const d = await discover({ env: sb.env({ PATH: path }) })
     const byPath = new Map(d.candidates.map((c) => [c.path, c]))
     expect(byPath.get(notExecutable)?.reason).toMatch(/not executable/)
     expect(byPath.get(garbageVersion)).toMatchObject({ usable: false, version: null })
     expect(byPath.get(garbageVersion)?.reason).toMatch(/printed no version: codex-cli hello world/)
     expect(byPath.get(tooOld)).toMatchObject({ usable: false, version: '0.149.0' })
     expect(byPath.get(tooOld)?.reason).toMatch(/older than 0\.150\.0/)
-    expect(byPath.get(hangs)?.reason).toMatch(/did not answer `initialize` within 800 ms/)
     expect(byPath.get(garbage)?.reason).toMatch(/exited with code 3 without answering `initialize`; it printed: not json at all/)
     expect(byPath.get(killed)?.reason).toMatch(/^`app-server` was killed by signal 9 \(SIGKILL\) before answering `initialize`/)
     expect(d.selected?.path).toBe(good)
-    expect(d.candidates.map((c) => c.usable)).toEqual([false, false, false, false, false, false, true])
-
-    // The hanging probe and everything in its process group are gone.
-    const [probe] = hanging.runs()
-    const pid = probe.pid
-    expect(isAlive(pid)).toBe(false)
-    expect(allProcesses().filter((p) => p.pgrp === pid && p.state !== 'Z')).toEqual([])
+    expect(d.candidates.map((c) => c.usable)).toEqual([false, false, false, false, false, true])
 
     // Nothing usable: unavailable, with the reasons.
     const none = await discover({ env: sb.env({ PATH: [2, 3].map((i) => sb.path(`p${i}`)).join(':') }) })
@@ -72,6 +64,27 @@ describe('discoverCodex', () => {
     expect(none.selected).toBeNull()
     expect(none.reason).toContain(garbageVersion)
     expect(none.reason).toContain('older than 0.150.0')
+  })
+
+  it('gives up a handshake that never answers at its own limit, and leaves nothing of it', async () => {
+    const sb = sandbox()
+    const hanging = sb.kit('p4/codex', { answer: { initialize: 'never' } })
+    // A short limit for the handshake alone: it is the one that must fire. `--version` keeps
+    // the sandbox's (a guard only), so that it answers however slowly the machine starts it.
+    const d = await discover({ env: sb.env({ PATH: sb.path('p4'), RENNET_DISCOVERY_HANDSHAKE_TIMEOUT_MS: '800' }) })
+    expect(d.candidates).toHaveLength(1)
+    expect(d.candidates[0]).toMatchObject({ path: hanging.path, usable: false, version: '0.171.0' })
+    expect(d.candidates[0].reason).toMatch(/^`app-server` did not answer `initialize` within 800 ms/)
+    expect(d.available).toBe(false)
+
+    // The hanging probe and everything in its process group are gone, and so is anything
+    // else discovery started (a loaded machine may not have let the probe log its start
+    // before its time was up).
+    for (const probe of hanging.runs()) {
+      expect(isAlive(probe.pid)).toBe(false)
+      expect(allProcesses().filter((p) => p.pgrp === probe.pid && p.state !== 'Z')).toEqual([])
+    }
+    expect(sb.live()).toEqual([])
   })
 
   it('is unavailable with what was searched when nothing is found', async () => {
@@ -85,12 +98,23 @@ describe('discoverCodex', () => {
     const sb = sandbox()
     const processBin = sb.codex('process/codex')
     // Were it left to end by itself, it would leave shell.late behind: ended at its timeout, it cannot.
-    const shell = sb.script('shell/hang', `#!/bin/sh\necho $$ > '${sb.path('shell.pid')}'\n/bin/sleep 20\necho late > '${sb.path('shell.late')}'\n`)
+    const shell = sb.script('shell/hang', `#!/bin/sh\n/bin/sleep 20\necho late > '${sb.path('shell.late')}'\n`)
     const d = await discover({ env: sb.env({ SHELL: shell, PATH: sb.path('process'), RENNET_LOGIN_SHELL_TIMEOUT_MS: '300' }) })
     expect(d.selected?.path).toBe(processBin)
-    const pid = Number(readFileSync(sb.path('shell.pid'), 'utf8'))
-    expect(isAlive(pid)).toBe(false)
+    // Neither the shell nor its sleep is left, however far it got before its time was up.
+    expect(sb.live()).toEqual([])
     expect(existsSync(sb.path('shell.late'))).toBe(false)
+  })
+
+  it("marks everything it starts with the environment it was given (what the sandbox's live() looks for)", async () => {
+    const sb = sandbox()
+    const seen = (name: string) => `printf '%s' "$${SANDBOX_MARK}" > '${sb.path(name)}'`
+    sb.codex('process/codex', { onVersion: seen('version.mark'), handshake: `${seen('handshake.mark')}\nprintf '%s\\n' '${AGENT}'` })
+    const shell = sb.script('shell/marksh', `#!/bin/sh\n${seen('shell.mark')}\nexit 1\n`)
+    const d = await discover({ env: sb.env({ SHELL: shell, PATH: sb.path('process') }) })
+    expect(d.available).toBe(true)
+    for (const name of ['version.mark', 'handshake.mark', 'shell.mark']) expect(readFileSync(sb.path(name), 'utf8'), name).toBe(sb.root)
+    expect(sb.live()).toEqual([])
   })
 
   it('runs a launcher script through the Node beside it when node is not on PATH', async () => {

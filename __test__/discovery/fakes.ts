@@ -15,6 +15,7 @@ import { afterEach } from 'vitest'
 
 import { type CodexCandidate, type Discovery, discoverCodex } from '../../index.js'
 import { fakeCodexRuns, writeFakeCodex, type FakeCodexRun, type FakeCodexScript } from '../../testing/index.js'
+import { describeProcess, liveWithEnvironment } from '../support/procs.js'
 
 export type { CodexCandidate, Discovery }
 
@@ -46,6 +47,12 @@ const BLANK: Record<string, string> = Object.fromEntries(
     'MISE_DATA_DIR',
   ].map((name) => [name, '']),
 )
+
+/** What the sandbox's limits are: a guard against a hang, not a pace. */
+const GUARD_MS = 20_000
+
+/** The variable whose value, the sandbox's root, marks what discovery started from it. */
+export const SANDBOX_MARK = 'RENNET_TEST_SANDBOX'
 
 export const AGENT = '{"id":1,"result":{"userAgent":"rennet/0.171.0 (fake)","codexHome":"/nowhere","platformFamily":"unix","platformOs":"linux"}}'
 
@@ -219,16 +226,29 @@ echo bye
     return text.split('\n').filter((line) => line.startsWith(`${path} `))
   }
 
-  /** The environment for discoverCodex: hermetic, short timeouts, plus `extra`. */
+  /**
+   * The environment for discoverCodex: hermetic, plus `extra`. Its limits only guard against
+   * a hang (a loaded machine may take seconds to start a probe); a test that wants a limit to
+   * fire sets its own. `SANDBOX_MARK` marks every process discovery starts (see `live`).
+   */
   env(extra: Record<string, string> = {}): Record<string, string> {
     return {
       ...BLANK,
       HOME: this.path('home'),
       RENNET_DISCOVERY_ROOT: this.path('sys'),
-      RENNET_DISCOVERY_TIMEOUT_MS: '3000',
-      RENNET_LOGIN_SHELL_TIMEOUT_MS: '3000',
+      RENNET_DISCOVERY_TIMEOUT_MS: String(GUARD_MS),
+      RENNET_LOGIN_SHELL_TIMEOUT_MS: String(GUARD_MS),
+      [SANDBOX_MARK]: this.root,
       ...extra,
     }
+  }
+
+  /**
+   * Live processes started with this sandbox's environment (probes, login shells and what they
+   * started, unless they cleared their environment): whatever discovery left running.
+   */
+  live(): string[] {
+    return liveWithEnvironment(`${SANDBOX_MARK}=${this.root}`).map(describeProcess)
   }
 
   cleanup(): void {

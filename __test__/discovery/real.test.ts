@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 import { codexBinaryPath, PINNED_CODEX_VERSION } from '../../testing/codex-home.js'
-import { eventually } from '../support/procs.js'
+import { BOUND_MS, eventually } from '../support/procs.js'
 import { discover, sandboxPerTest } from './fakes.js'
 
 const sandbox = sandboxPerTest()
@@ -46,7 +46,7 @@ describe('discoverCodex with the pinned Codex', () => {
       usable: true,
       reason: null,
     })
-    expect(await eventually(() => running(codex, codexHome).length === 0, 2000)).toBe(true)
+    expect(await eventually(() => running(codex, codexHome).length === 0, BOUND_MS)).toBe(true)
   })
 
   it('runs the npm launcher through the node beside it when PATH has no node', async () => {

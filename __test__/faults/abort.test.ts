@@ -2,8 +2,10 @@
 // turn/completed. Each run: one terminal event of the status that phase calls for, nothing left.
 import { afterEach, describe, expect, it } from 'vitest'
 import type { HarnessEvent } from '../../index.js'
-import { TURN_ID, cleanupFakes } from '../support/fake.js'
+import { TURN_ID, cleanupFakes, scenarios } from '../support/fake.js'
 import type { FakeRun } from '../support/fake.js'
+import { NEVER_MS } from '../support/procs.js'
+import type { FakeCodexScript, FakeStep } from '../../testing/index.js'
 import { runFault } from './support.js'
 
 afterEach(cleanupFakes)
@@ -16,24 +18,31 @@ function abortThrice(run: FakeRun) {
 }
 
 interface Case {
-  /** The event on which the host aborts (the paced fake waits 200 ms after each step). */
+  /** The event on which the host aborts. */
   on: HarnessEvent['type']
+  /**
+   * The fake, holding the turn at that phase until the abort comes (so that the phase cannot
+   * pass before the abort however late the host gets to the event), over `paced`.
+   */
+  hold: FakeCodexScript
   status: 'cancelled' | 'completed'
   cancellation?: 'killed' | 'interrupted'
   /** turn/interrupt requests the client must have sent. */
   interrupts: number
 }
 
+const held = (steps: FakeStep[]): FakeCodexScript => ({ steps })
+
 const CASES: Case[] = [
   // initialize answered, thread/start pending: no turn to interrupt, the child is killed.
-  { on: 'started', status: 'cancelled', cancellation: 'killed', interrupts: 0 },
+  { on: 'started', hold: { answer: { 'thread/start': 'never' } }, status: 'cancelled', cancellation: 'killed', interrupts: 0 },
   // thread started, turn/start not yet acknowledged: still no turn id.
-  { on: 'threadStarted', status: 'cancelled', cancellation: 'killed', interrupts: 0 },
+  { on: 'threadStarted', hold: { answer: { 'turn/start': 'never' } }, status: 'cancelled', cancellation: 'killed', interrupts: 0 },
   // the turn exists: interrupted politely, once however often abort() is called.
-  { on: 'turnStarted', status: 'cancelled', cancellation: 'interrupted', interrupts: 1 },
-  { on: 'messageDelta', status: 'cancelled', cancellation: 'interrupted', interrupts: 1 },
+  { on: 'turnStarted', hold: held([{ type: 'hang' }]), status: 'cancelled', cancellation: 'interrupted', interrupts: 1 },
+  { on: 'messageDelta', hold: held([{ type: 'message', id: 'msg_1', text: 'one ', open: true }, { type: 'hang' }]), status: 'cancelled', cancellation: 'interrupted', interrupts: 1 },
   // after the end: nothing to do, the outcome stands.
-  { on: 'terminal', status: 'completed', interrupts: 0 },
+  { on: 'terminal', hold: {}, status: 'completed', interrupts: 0 },
 ]
 
 describe('abort at every phase, repeated', () => {
@@ -41,8 +50,9 @@ describe('abort at every phase, repeated', () => {
     it(`on ${c.on}: ${c.status}${c.cancellation ? ` (${c.cancellation})` : ''}`, async () => {
       let aborted = false
       const run = await runFault(
-        'paced',
-        {},
+        { ...scenarios.paced(), ...c.hold },
+        // The fake honours the interrupt: its grace must not be what ends the turn.
+        { interruptGraceMs: NEVER_MS },
         {
           onEvent: (e, r) => {
             if (!aborted && e.type === c.on) {
@@ -58,7 +68,7 @@ describe('abort at every phase, repeated', () => {
       if (c.cancellation) expect(run.terminal.cancellation).toBe(c.cancellation)
       expect(run.log.requests('turn/interrupt')).toHaveLength(c.interrupts)
       if (c.interrupts) expect(run.log.request('turn/interrupt').params).toEqual({ threadId: expect.any(String), turnId: TURN_ID })
-      // On `threadStarted` turn/start may be on its way already; it is never acknowledged in time.
+      // On `threadStarted` turn/start may be on its way already; it is never acknowledged.
       if (c.on === 'started') expect(run.log.methods()).not.toContain('turn/start')
     })
   }
@@ -81,7 +91,8 @@ describe('abort racing the child’s own turn/completed', () => {
         let aborted = false
         const run = await runFault(
           'minimal',
-          { interruptGraceMs: 500 },
+          // The fake honours the interrupt: its grace must not be what ends the turn.
+          { interruptGraceMs: NEVER_MS },
           {
             onEvent: (e, r) => {
               if (!aborted && e.type === on) {

@@ -10,7 +10,7 @@ import { runTurn } from '../../index.js'
 import type { HarnessEvent, TerminalEvent } from '../../index.js'
 import { PROMPT, scenarios } from '../support/fake.js'
 import { writeFakeCodex } from '../../testing/index.js'
-import { allProcesses, eventually, liveWithMarker, openFds } from '../support/procs.js'
+import { BOUND_MS, allProcesses, eventually, liveWithMarker, openFds } from '../support/procs.js'
 
 setFlagsFromString('--expose-gc')
 const gc: () => void = runInNewContext('gc')
@@ -88,7 +88,7 @@ describe('load', () => {
     // 32 distinct children, all gone, and nothing carries a marker of this process (the
     // addon's markers start with the host's pid).
     expect(pids.size).toBe(n)
-    expect(await eventually(() => ourChildrenLeft().length === 0, 5000)).toBe(true)
+    expect(await eventually(() => ourChildrenLeft().length === 0, BOUND_MS)).toBe(true)
     expect(liveWithMarker(`${process.pid}-`, { prefix: true }).length).toBe(0)
   })
 })

@@ -16,6 +16,7 @@ import {
   scenarios,
   within,
 } from '../support/fake.js'
+import { BOUND_MS, FIRING_MS } from '../support/procs.js'
 import { expectNothingLeft, failureOf, runFault } from './support.js'
 
 afterEach(cleanupFakes)
@@ -75,9 +76,11 @@ describe('the child exits, hangs, writes garbage or closes stdout at each phase'
         const run = await runFault(
           scenarios.fault(fault as keyof typeof EXPECTED, phase),
           {
-            // Short only where the timeout is the expected ending; a loaded machine can be
+            // Short only where the timeout is the expected ending, and even then with room for
+            // the fake's start-up (initialize waits for it too); a loaded machine can be
             // slower than that to answer an ordinary request.
-            requestTimeoutMs: phases[phase] === timeout ? 1000 : 15_000,
+            requestTimeoutMs: phases[phase] === timeout ? FIRING_MS : BOUND_MS,
+            // Only a hung child is aborted here: the grace is what ends it.
             interruptGraceMs: 300,
           },
           {
@@ -99,8 +102,6 @@ describe('the child exits, hangs, writes garbage or closes stdout at each phase'
           expect(run.terminal.failure?.message).toBe('codex app-server closed its stdout but kept running')
         }
         if (abortInTurn) expect(run.terminal.cancellation).toBe('killed')
-        // The slowest path: EOF wait, stdin-close grace, SIGTERM grace.
-        expect(run.elapsedMs).toBeLessThan(8000)
       })
     }
   }
@@ -209,11 +210,9 @@ describe('floods', () => {
     let aborted = false
     const grace = 300
     const run = fakeTurn(scenarios['request-burst'](20_000, { deaf: true }), { interruptGraceMs: grace })
-    let abortedAt = 0
     const watch = setInterval(() => {
       if (!aborted && requests > 0 && Date.now() - lastEventAt > 300) {
         aborted = true
-        abortedAt = Date.now()
         run.turn.abort()
       }
     }, 50)
@@ -221,9 +220,9 @@ describe('floods', () => {
       lastEventAt = Date.now()
       if (e.type === 'serverRequest') requests++
     }
-    const events = await within(collect(run.turn, count), 20_000, 'the deaf turn').finally(() => clearInterval(watch))
-    // A generous bound, not a speed claim: the interrupt cannot be sent, the grace runs out.
-    expect(Date.now() - abortedAt).toBeLessThan(grace + 5_000)
+    // The interrupt cannot be sent, the grace runs out: the abort ends the turn (a write
+    // that held it up would hang it past the bound).
+    const events = await within(collect(run.turn, count), BOUND_MS, 'the deaf turn').finally(() => clearInterval(watch))
     expect(aborted).toBe(true)
     // The writes did block: far from every request was answered.
     expect(requests).toBeLessThan(20_000)

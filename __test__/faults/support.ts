@@ -5,12 +5,11 @@ import type { HarnessEvent, TerminalEvent } from '../../index.js'
 import { assertOneTerminalLast, collect, fakeTurn, within } from '../support/fake.js'
 import type { FakeOptions, FakeRun, ScenarioName } from '../support/fake.js'
 import type { FakeCodexScript } from '../../testing/index.js'
-import { eventually, isAlive, liveInGroup, liveWithMarker, openFds } from '../support/procs.js'
+import { BOUND_MS, eventually, isAlive, liveInGroup, liveWithMarker, openFds } from '../support/procs.js'
 
 export interface FaultRun extends FakeRun {
   events: HarnessEvent[]
   terminal: TerminalEvent
-  elapsedMs: number
 }
 
 /**
@@ -20,24 +19,22 @@ export interface FaultRun extends FakeRun {
 export async function runFault(
   scenario: ScenarioName | FakeCodexScript,
   options: FakeOptions = {},
-  { boundMs = 10_000, onEvent }: { boundMs?: number; onEvent?: (e: HarnessEvent, run: FakeRun) => void } = {},
+  { boundMs = BOUND_MS, onEvent }: { boundMs?: number; onEvent?: (e: HarnessEvent, run: FakeRun) => void } = {},
 ): Promise<FaultRun> {
   const fdsBefore = openFds()
-  const t0 = Date.now()
   const run = fakeTurn(scenario, options)
   const events = await within(
     collect(run.turn, (e) => onEvent?.(e, run)),
     boundMs,
     `the ${run.scenario} turn`,
   )
-  const elapsedMs = Date.now() - t0
   const terminal = assertOneTerminalLast(events)
   // The outcome is the same terminal event, not a second one.
-  expect(await within(run.turn.outcome, 1000, 'outcome')).toEqual(terminal)
+  expect(await within(run.turn.outcome, BOUND_MS, 'outcome')).toEqual(terminal)
   await expectNothingLeft(run)
   // The turn's pipes are closed once the terminal event is out (allow the OS a moment).
-  expect(await eventually(() => openFds() <= fdsBefore, 2000), `open fds: ${openFds()} > ${fdsBefore}`).toBe(true)
-  return { ...run, events, terminal, elapsedMs }
+  expect(await eventually(() => openFds() <= fdsBefore, BOUND_MS), `open fds: ${openFds()} > ${fdsBefore}`).toBe(true)
+  return { ...run, events, terminal }
 }
 
 /**
@@ -49,10 +46,10 @@ export async function expectNothingLeft(run: FakeRun): Promise<void> {
     expect(start.marker, 'the addon marks the child').toBeTruthy()
     const gone = () =>
       !isAlive(start.pid) && liveInGroup(start.pid).length === 0 && liveWithMarker(start.marker!).length === 0
-    expect(await eventually(gone, 3000), `survivors of ${run.scenario}: ${describe(start)}`).toBe(true)
+    expect(await eventually(gone, BOUND_MS), `survivors of ${run.scenario}: ${describe(start)}`).toBe(true)
   }
   for (const g of run.log.events('grandchild')) {
-    expect(await eventually(() => !isAlive(g.pid), 3000), `grandchild ${g.mode} ${g.pid} survived`).toBe(true)
+    expect(await eventually(() => !isAlive(g.pid), BOUND_MS), `grandchild ${g.mode} ${g.pid} survived`).toBe(true)
   }
 }
 

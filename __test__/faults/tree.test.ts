@@ -6,7 +6,7 @@ import type { HarnessEvent } from '../../index.js'
 import { cleanupFakes, fakeTurn, scenarios, within } from '../support/fake.js'
 import type { FakeGrandchild } from '../../testing/index.js'
 import type { FakeRun, Json } from '../support/fake.js'
-import { allProcesses, eventually, isAlive } from '../support/procs.js'
+import { BOUND_MS, NEVER_MS, allProcesses, isAlive } from '../support/procs.js'
 import { expectNothingLeft, failureOf, runFault } from './support.js'
 
 afterEach(cleanupFakes)
@@ -17,12 +17,14 @@ const grandchildren = (run: FakeRun): Json[] => run.log.events('grandchild')
 
 describe('grandchildren in other groups and sessions', () => {
   it('are where they claim to be while the turn runs, and gone when it is aborted', async () => {
-    const run = fakeTurn('hang', { fake: { grandchildren: ALL } })
+    // The fake honours the interrupt: the grace must not be what ends the turn.
+    const run = fakeTurn('hang', { interruptGraceMs: NEVER_MS, fake: { grandchildren: ALL } })
     const events: HarnessEvent[] = []
     for await (const e of run.turn) {
       events.push(e)
       if (e.type !== 'turnStarted') continue
-      expect(await eventually(() => grandchildren(run).length === ALL.length, 3000)).toBe(true)
+      // The fake serves nothing before every grandchild is recorded.
+      expect(grandchildren(run)).toHaveLength(ALL.length)
       const child = run.log.start().pid
       const procs = new Map(allProcesses().map((p) => [p.pid, p]))
       const self = procs.get(child)!
@@ -70,18 +72,29 @@ describe('grandchildren in other groups and sessions', () => {
     expect(grandchildren(run).map((g) => g.mode).sort()).toEqual([...modes].sort())
   })
 
+  it('are gone when the child crashes on the very first request, and were all recorded before it', async () => {
+    // The widest window: the child exits as soon as `initialize` arrives. Those grandchildren
+    // that record themselves (`pgroup`, `daemon`) are in its log only if the fake waited for
+    // them before it read anything; a grandchild killed before it could record itself would
+    // pass unseen.
+    const modes: FakeGrandchild[] = ['ignore', 'pgroup', 'session', 'daemon']
+    const run = await runFault(scenarios.fault('exit', 'before-init'), { fake: { grandchildren: modes } })
+    expect(failureOf(run.terminal)).toEqual({ status: 'failed', source: 'exit', code: 'PROCESS_EXITED' })
+    expect(grandchildren(run).map((g) => g.mode).sort()).toEqual([...modes].sort())
+  })
+
   it('are gone when the host aborts before the turn exists', async () => {
     const run = fakeTurn('slow-thread-start', { fake: { grandchildren: ALL } })
     const events: HarnessEvent[] = []
     for await (const e of run.turn) {
       events.push(e)
       if (e.type === 'started') {
-        expect(await eventually(() => grandchildren(run).length === ALL.length, 3000)).toBe(true)
+        expect(grandchildren(run)).toHaveLength(ALL.length)
         expect(grandchildren(run).every((g) => isAlive(g.pid))).toBe(true)
         run.turn.abort()
       }
     }
-    expect(await within(run.turn.outcome, 1000)).toMatchObject({ status: 'cancelled', cancellation: 'killed' })
+    expect(await within(run.turn.outcome, BOUND_MS)).toMatchObject({ status: 'cancelled', cancellation: 'killed' })
     await expectNothingLeft(run)
   })
 })

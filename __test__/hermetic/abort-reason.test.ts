@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { runUtility, UtilityError } from '../../index.js'
 import type { HarnessEvent, TerminalEvent } from '../../index.js'
 import { assertOneTerminalLast, cleanupFakes, collect, fakeTurn, tempDir, within, writeFake } from '../support/fake.js'
-import { eventually, leftByFake } from '../support/procs.js'
+import { BOUND_MS, eventually, leftByFake } from '../support/procs.js'
 
 afterEach(cleanupFakes)
 
@@ -123,7 +123,7 @@ function hangingUtility(signal: AbortSignal) {
     signal,
   }).catch((error: unknown) => error)
   const gone = async () => {
-    for (const start of log.starts()) expect(await eventually(() => leftByFake(start.pid).length === 0, 5000)).toBe(true)
+    for (const start of log.starts()) expect(await eventually(() => leftByFake(start.pid).length === 0, BOUND_MS)).toBe(true)
   }
   return { pending, gone, log }
 }

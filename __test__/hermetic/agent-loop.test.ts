@@ -25,7 +25,7 @@ import {
   within,
 } from '../support/fake.js'
 import type { Json } from '../support/fake.js'
-import { eventually } from '../support/procs.js'
+import { eventually, NEVER_MS } from '../support/procs.js'
 
 afterEach(cleanupFakes)
 
@@ -139,7 +139,8 @@ describe('sub-agents', () => {
   it("abort interrupts the agent's turn as well as the parent's", async () => {
     const run = fakeTurn(
       script([{ type: 'agent', threadId: SUB_THREAD_ID, turnId: SUB_TURN_ID, detach: true, steps: [{ type: 'hang' }] }, { type: 'hang' }]),
-      { until: 'idle', interruptGraceMs: 10_000 },
+      // The fake honours every interrupt: the grace must not be what ends the turns.
+      { until: 'idle', interruptGraceMs: NEVER_MS },
     )
     const events = await within(
       collect(run.turn, (e) => {
@@ -234,7 +235,7 @@ describe("until: 'idle' at its edges", () => {
   }
 
   it("turnCompleted goes out when Codex completes the user's turn; an abort in the wait is cancelled, with its reason, naming what it stopped", async () => {
-    const run = fakeTurn(script([usage(10, 10), hangingChild, msg('parent done')]), { until: 'idle' })
+    const run = fakeTurn(script([usage(10, 10), hangingChild, msg('parent done')]), { until: 'idle', interruptGraceMs: NEVER_MS })
     const events = await within(
       collect(run.turn, (e) => {
         // The app re-enables its input here; the sub-agent still works.
@@ -337,7 +338,9 @@ describe("until: 'idle' at its edges", () => {
 describe('sub-agents after an abort', () => {
   it('the package interrupts each running sub-agent turn and waits for it: interrupted, every time (until: turnCompleted)', async () => {
     for (let i = 0; i < 8; i++) {
-      const run = fakeTurn(script([{ type: 'agent', threadId: SUB_THREAD_ID, turnId: SUB_TURN_ID, detach: true, steps: [{ type: 'hang' }] }, { type: 'hang' }]))
+      const run = fakeTurn(script([{ type: 'agent', threadId: SUB_THREAD_ID, turnId: SUB_TURN_ID, detach: true, steps: [{ type: 'hang' }] }, { type: 'hang' }]), {
+        interruptGraceMs: NEVER_MS,
+      })
       const events = await within(
         collect(run.turn, (e) => {
           if (e.type === 'agent' && e.event.type === 'turnStarted') run.turn.abort('stop')

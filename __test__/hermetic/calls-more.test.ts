@@ -28,7 +28,7 @@ import { fakeCodexRuns } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
 import { itRejectsWithTypeErrors, type BadCall } from '../support/rejected-type-errors.js'
-import { eventually, leftByFake } from '../support/procs.js'
+import { BOUND_MS, eventually, leftByFake } from '../support/procs.js'
 
 const fake = fakesOfThisFile()
 
@@ -79,7 +79,7 @@ describe('loginWithApiKey and logout', () => {
       expect(runs[0].argv.join(' ')).not.toContain(KEY)
       const others = runs[0].received.filter((m) => m.method !== 'account/login/start')
       expect(JSON.stringify(others)).not.toContain(KEY)
-      expect(await eventually(() => records.some((r) => r.message === 'call ended'), 5000)).toBe(true)
+      expect(await eventually(() => records.some((r) => r.message === 'call ended'), BOUND_MS)).toBe(true)
       expect(records.length).toBeGreaterThan(0)
       for (const r of records) expect(JSON.stringify(r)).not.toContain(KEY)
     } finally {
@@ -238,7 +238,7 @@ describe('startLogin', () => {
     await expect(waiting.completed).rejects.toMatchObject({ code: 'CANCELLED', cause: 'never mind' })
     await expect(second.completed).rejects.toMatchObject({ code: 'CANCELLED' })
     expect(fakeCodexRuns(codexPath)).toHaveLength(2)
-    for (const run of fakeCodexRuns(codexPath)) expect(await eventually(() => leftByFake(run.pid).length === 0, 10_000)).toBe(true)
+    for (const run of fakeCodexRuns(codexPath)) expect(await eventually(() => leftByFake(run.pid).length === 0, BOUND_MS)).toBe(true)
   })
 
   it('bad options reject both results with a TypeError and start nothing; it never throws', async () => {

@@ -12,7 +12,7 @@ import type { FakeCodexScript } from '../../testing/index.js'
 import { docBlock } from '../support/docs.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
 import { itRejectsWithTypeErrors, type BadCall } from '../support/rejected-type-errors.js'
-import { eventually, leftByFake } from '../support/procs.js'
+import { FIRING_MS, eventually, leftByFake } from '../support/procs.js'
 
 const fake = fakesOfThisFile()
 
@@ -140,9 +140,9 @@ describe('threads', () => {
 
 describe('failures', () => {
   it('REQUEST_TIMEOUT for a request the server never answers', async () => {
-    // Long enough for the handshake on a slow machine (every request has the same deadline).
-    const { error } = await against({ calls: { 'model/list': 'never' } }, (o) => listModels({ ...o, requestTimeoutMs: 2000 }))
-    expect(error).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', message: 'model/list got no response within 2000 ms' })
+    // Room for the fake's start-up: every request, initialize included, has the same deadline.
+    const { error } = await against({ calls: { 'model/list': 'never' } }, (o) => listModels({ ...o, requestTimeoutMs: FIRING_MS }))
+    expect(error).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', message: `model/list got no response within ${FIRING_MS} ms` })
   })
 
   it('a method this Codex lacks: METHOD_UNSUPPORTED with its refusal and the version', async () => {

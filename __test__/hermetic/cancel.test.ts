@@ -13,7 +13,7 @@ import {
   types,
   within,
 } from '../support/fake.js'
-import { eventually, isAlive } from '../support/procs.js'
+import { BOUND_MS, NEVER_MS, eventually, isAlive } from '../support/procs.js'
 
 afterEach(cleanupFakes)
 
@@ -34,26 +34,19 @@ const cancelled = (cancellation: 'interrupted' | 'killed', threadId: string | nu
 
 describe('abort before the turn id exists', () => {
   it('kills at once and sends no turn/interrupt', async () => {
-    const { turn, log } = fakeTurn('slow-thread-start', { interruptGraceMs: 5000 })
-    let abortedAt = 0
+    // At once: a turn that waited for the interrupt's grace instead would outlast the bound.
+    const { turn, log } = fakeTurn('slow-thread-start', { interruptGraceMs: NEVER_MS })
     // Aborted once the fake holds thread/start unanswered: a kill leaves it no time to note
     // what came after (on Windows the Job Object ends at once, without a SIGTERM's grace).
     const events = await within(
       collect(turn, (e) => {
-        if (e.type === 'started') {
-          void eventually(() => log.methods().includes('thread/start'), 5000).then(() => {
-            abortedAt = Date.now()
-            turn.abort()
-          })
-        }
+        if (e.type === 'started') void eventually(() => log.methods().includes('thread/start'), BOUND_MS).then(() => turn.abort())
       }),
-      10_000,
+      BOUND_MS,
       'events',
     )
-    const took = Date.now() - abortedAt
     expect(types(events)).toEqual(['started', 'terminal'])
     expect(events[1]).toEqual(cancelled('killed', null, null))
-    expect(took).toBeLessThan(1500)
     expect(log.methods()).toContain('thread/start')
     expect(log.methods()).not.toContain('turn/start')
     expect(log.methods()).not.toContain('turn/interrupt')
@@ -63,7 +56,7 @@ describe('abort before the turn id exists', () => {
   it('abort() right after runTurn() cancels without starting a turn', async () => {
     const { turn, log } = fakeTurn('minimal')
     turn.abort()
-    const terminal = await within(turn.outcome, 5000, 'outcome')
+    const terminal = await within(turn.outcome, BOUND_MS, 'outcome')
     expect(terminal).toEqual(cancelled('killed', null, null))
     expect(log.methods()).not.toContain('turn/start')
     expect(log.methods()).not.toContain('turn/interrupt')
@@ -80,7 +73,7 @@ async function abortOnTurnStarted(turn: Turn, abort = () => turn.abort()) {
         abort()
       }
     }),
-    5000,
+    BOUND_MS,
     'events',
   )
   return { events, took: Date.now() - abortedAt }
@@ -88,16 +81,15 @@ async function abortOnTurnStarted(turn: Turn, abort = () => turn.abort()) {
 
 describe('abort after turn/started', () => {
   it('interrupts politely and ends as interrupted when the server honours it', async () => {
-    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 5000 })
-    const { events, took } = await abortOnTurnStarted(turn)
+    // It ends on the server's turn/completed, not on a timer: the grace would outlast the bound.
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: NEVER_MS })
+    const { events } = await abortOnTurnStarted(turn)
     expect(events.slice(1)).toEqual([
       { type: 'threadStarted', threadId: THREAD_ID, resumed: false },
       { type: 'turnStarted', threadId: THREAD_ID, turnId: TURN_ID },
       nativeOf(log.sentMethod('thread/status/changed')[0]),
       ...completedThen(cancelled('interrupted', THREAD_ID, TURN_ID)),
     ])
-    // Well inside the grace period: it ended on the server's turn/completed, not on a timer.
-    expect(took).toBeLessThan(2000)
     const interrupts = log.requests('turn/interrupt')
     expect(interrupts).toHaveLength(1)
     expect(interrupts[0].params).toEqual({ threadId: THREAD_ID, turnId: TURN_ID })
@@ -109,15 +101,15 @@ describe('abort after turn/started', () => {
     const { events, took } = await abortOnTurnStarted(turn)
     expect(types(events)).toEqual(['started', 'threadStarted', 'turnStarted', 'terminal'])
     expect(events[3]).toEqual(cancelled('killed', THREAD_ID, TURN_ID))
+    // Not before the grace given (a loaded machine can only make it later).
     expect(took).toBeGreaterThanOrEqual(280)
-    expect(took).toBeLessThan(2500)
     expect(log.requests('turn/interrupt')).toHaveLength(1)
     const pid = log.start().pid
-    expect(await eventually(() => !isAlive(pid), 3000)).toBe(true)
+    expect(await eventually(() => !isAlive(pid), BOUND_MS)).toBe(true)
   })
 
   it('abort() twice is harmless: one interrupt, one terminal', async () => {
-    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 5000 })
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: NEVER_MS })
     const { events } = await abortOnTurnStarted(turn, () => {
       turn.abort()
       turn.abort()
@@ -136,7 +128,7 @@ describe('abort after completion', () => {
       collect(turn, (e) => {
         if (e.type === 'terminal') turn.abort()
       }),
-      5000,
+      BOUND_MS,
       'events',
     )
     turn.abort()
@@ -145,8 +137,9 @@ describe('abort after completion', () => {
     expect(outcome.status).toBe('completed')
     expect(outcome.finalMessage).toBe('Hello world')
     expect(outcome).not.toHaveProperty('cancellation', expect.anything())
-    // Give a stray interrupt time to arrive before looking.
-    await new Promise((r) => setTimeout(r, 150))
+    // The child is gone (it logs what it reads as it reads it): nothing can arrive any more.
+    const pid = log.start().pid
+    expect(await eventually(() => !isAlive(pid), BOUND_MS)).toBe(true)
     expect(log.methods()).toEqual(['initialize', 'initialized', 'account/read', 'thread/start', 'turn/start'])
   })
 })
@@ -154,7 +147,7 @@ describe('abort after completion', () => {
 describe('AbortSignal', () => {
   it('signal.abort() during the turn interrupts like abort()', async () => {
     const controller = new AbortController()
-    const { turn, log } = fakeTurn('hang', { signal: controller.signal, interruptGraceMs: 5000 })
+    const { turn, log } = fakeTurn('hang', { signal: controller.signal, interruptGraceMs: NEVER_MS })
     const { events } = await abortOnTurnStarted(turn, () => controller.abort())
     // The signal's reason (here the default AbortError) comes along as abortReason.
     expect(events[events.length - 1]).toEqual({ ...cancelled('interrupted', THREAD_ID, TURN_ID), abortReason: controller.signal.reason })
@@ -164,7 +157,7 @@ describe('AbortSignal', () => {
   it('an already-aborted signal cancels at once, before any turn', async () => {
     const signal = AbortSignal.abort()
     const { turn, log } = fakeTurn('minimal', { signal })
-    const events = await within(collect(turn), 5000, 'events')
+    const events = await within(collect(turn), BOUND_MS, 'events')
     const terminal = assertOneTerminalLast(events)
     expect(terminal).toEqual({ ...cancelled('killed', null, null), abortReason: signal.reason })
     expect(types(events)).not.toContain('turnStarted')
@@ -174,17 +167,17 @@ describe('AbortSignal', () => {
 
 describe('break out of for await', () => {
   it('aborts the turn and ends the child', async () => {
-    const { turn, log } = fakeTurn('hang', { interruptGraceMs: 5000 })
+    const { turn, log } = fakeTurn('hang', { interruptGraceMs: NEVER_MS })
     const seen: HarnessEvent[] = []
     for await (const e of turn) {
       seen.push(e)
       if (e.type === 'turnStarted') break
     }
     expect(types(seen)).toEqual(['started', 'threadStarted', 'turnStarted'])
-    const terminal = await within(turn.outcome, 5000, 'outcome')
+    const terminal = await within(turn.outcome, BOUND_MS, 'outcome')
     expect(terminal).toEqual(cancelled('interrupted', THREAD_ID, TURN_ID))
     expect(log.requests('turn/interrupt')).toHaveLength(1)
     const pid = log.start().pid
-    expect(await eventually(() => !isAlive(pid), 3000)).toBe(true)
+    expect(await eventually(() => !isAlive(pid), BOUND_MS)).toBe(true)
   })
 })

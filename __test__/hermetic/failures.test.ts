@@ -19,6 +19,7 @@ import {
   withoutStderr,
   within,
 } from '../support/fake.js'
+import { BOUND_MS, FIRING_MS } from '../support/procs.js'
 
 afterEach(cleanupFakes)
 
@@ -45,7 +46,8 @@ describe('jsonrpc failures', () => {
 
   it('fails with REQUEST_TIMEOUT when initialize gets no answer within requestTimeoutMs', async () => {
     const t0 = Date.now()
-    const { events, terminal, log } = await fakeRun('no-init-response', { requestTimeoutMs: 300 })
+    // Room for the fake to start and read `initialize` (it must have, below) before the limit fires.
+    const { events, terminal, log } = await fakeRun('no-init-response', { requestTimeoutMs: FIRING_MS })
     const elapsed = Date.now() - t0
     expect(types(events)).toEqual(['terminal'])
     expect(terminal).toEqual(terminalOf({
@@ -56,18 +58,18 @@ describe('jsonrpc failures', () => {
         source: 'jsonrpc',
         code: 'REQUEST_TIMEOUT',
         message: expect.any(String),
-        detail: expect.objectContaining({ method: 'initialize' }),
+        detail: { method: 'initialize', timeoutMs: FIRING_MS },
         retryable: true,
       },
     }))
-    expect(elapsed).toBeGreaterThanOrEqual(290)
-    expect(elapsed).toBeLessThan(3000)
+    // The limit given, not another: it fired no sooner (the detail names it).
+    expect(elapsed).toBeGreaterThanOrEqual(FIRING_MS - 10)
     expect(log.methods()).toEqual(['initialize'])
   })
 
   it('fails with REQUEST_TIMEOUT naming turn/start when the turn is never acknowledged', async () => {
-    // Long enough for the fake's start-up on a loaded machine: it applies to initialize too.
-    const { events, terminal, log } = await fakeRun('no-turn-start-response', { requestTimeoutMs: 1500 })
+    // It applies to initialize too: room for the fake's start-up.
+    const { events, terminal, log } = await fakeRun('no-turn-start-response', { requestTimeoutMs: FIRING_MS })
     expect(types(events)).toEqual(['started', 'threadStarted', 'terminal'])
     expect(terminal).toEqual(terminalOf({
       status: 'failed',
@@ -165,10 +167,10 @@ describe('spawn failures', () => {
   it('reports CODEX_NOT_FOUND for a missing binary, as the only event', async () => {
     const dir = tempDir()
     const turn = runTurn({ prompt: 'hi', cwd: dir, codexPath: join(dir, 'no-such-codex') })
-    const events = await within(collect(turn), 5000, 'events')
+    const events = await within(collect(turn), BOUND_MS, 'events')
     expect(events).toHaveLength(1)
     expectSpawnFailure(events[0], 'CODEX_NOT_FOUND')
-    expect(await within(turn.outcome, 1000, 'outcome')).toEqual(events[0])
+    expect(await within(turn.outcome, BOUND_MS, 'outcome')).toEqual(events[0])
   })
 
   it('reports CODEX_NOT_EXECUTABLE for a file without the exec bit', async () => {
@@ -177,7 +179,7 @@ describe('spawn failures', () => {
     writeFileSync(path, '#!/bin/sh\necho never\n')
     chmodSync(path, 0o644)
     const turn = runTurn({ prompt: 'hi', cwd: dir, codexPath: path })
-    const events = await within(collect(turn), 5000, 'events')
+    const events = await within(collect(turn), BOUND_MS, 'events')
     expect(events).toHaveLength(1)
     expectSpawnFailure(events[0], 'CODEX_NOT_EXECUTABLE')
   })
@@ -186,7 +188,7 @@ describe('spawn failures', () => {
     const dir = tempDir()
     const { codexPath, log } = writeFake('minimal', {}, dir)
     const turn = runTurn({ prompt: 'hi', cwd: join(dir, 'does', 'not', 'exist'), codexPath })
-    const terminal = await within(turn.outcome, 5000, 'outcome')
+    const terminal = await within(turn.outcome, BOUND_MS, 'outcome')
     expectSpawnFailure(terminal, 'CWD_NOT_FOUND')
     expect(log.runs()).toEqual([])
   })
@@ -194,7 +196,7 @@ describe('spawn failures', () => {
   it('resolves outcome without anyone iterating', async () => {
     const dir = tempDir()
     const turn = runTurn({ prompt: 'hi', cwd: dir, codexPath: join(dir, 'missing') })
-    const terminal = await within(turn.outcome, 5000, 'outcome')
+    const terminal = await within(turn.outcome, BOUND_MS, 'outcome')
     expectSpawnFailure(terminal, 'CODEX_NOT_FOUND')
   })
 })

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { prepareTurn, runTurn, SteerError } from '../../index.js'
 import type { HarnessEvent, PreparedTurn, TerminalEvent } from '../../index.js'
 import { THREAD_ID, OTHER_TURN_ID, cleanupFakes, collect, fakeRun, fakeTurn, tempDir, writeFake } from '../support/fake.js'
+import { BOUND_MS, FIRING_MS, eventually, isAlive } from '../support/procs.js'
 
 afterEach(cleanupFakes)
 
@@ -188,12 +189,15 @@ describe('prepared turns', () => {
     disposed.turn.dispose('the tab closed')
     expect(await disposed.turn.start('x').outcome).toMatchObject({ status: 'cancelled', cancellation: 'killed', abortReason: 'the tab closed' })
 
-    const idle = prepared({}, { idleTimeoutMs: 200 })
-    await idle.turn.ready
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // The idle time counts from the prepare: room for the child to get ready first. Its end is
+    // the sign that the idle time ran out.
+    const idle = prepared({}, { idleTimeoutMs: FIRING_MS })
+    expect(await idle.turn.ready).toHaveProperty('threadId')
+    const idleChild = idle.log.start().pid
+    expect(await eventually(() => !isAlive(idleChild), BOUND_MS), 'the idle child ended').toBe(true)
     const timedOut = await idle.turn.start('late').outcome
     expect(timedOut).toMatchObject({ status: 'cancelled' })
-    expect(String(timedOut.abortReason)).toMatch(/not started within idleTimeoutMs \(200 ms\)/)
+    expect(String(timedOut.abortReason)).toContain(`not started within idleTimeoutMs (${FIRING_MS} ms)`)
 
     const controller = new AbortController()
     const signalled = prepared({}, { signal: controller.signal })

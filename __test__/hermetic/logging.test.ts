@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { readAccount, setLogger } from '../../index.js'
 import type { LogRecord } from '../../index.js'
 import { cleanupFakes, fakeRun, scenarios, tempDir, writeFake } from '../support/fake.js'
-import { eventually, isAlive } from '../support/procs.js'
+import { BOUND_MS, eventually, isAlive } from '../support/procs.js'
 
 const INDEX = resolve(__dirname, '../../index.js')
 
@@ -80,7 +80,7 @@ describe('logging', () => {
     const records: LogRecord[] = []
     setLogger((r) => records.push(r), { filter: 'rennet_codex=debug' })
     const [a, b] = await Promise.all([fakeRun('minimal'), fakeRun('minimal')])
-    expect(await eventually(() => records.filter((r) => r.message === 'turn ended').length === 2, 10_000)).toBe(true)
+    expect(await eventually(() => records.filter((r) => r.message === 'turn ended').length === 2, BOUND_MS)).toBe(true)
     for (const run of [a, b]) {
       const started = run.events.find((e) => e.type === 'started')
       expect(started?.type === 'started' && started.turnKey).toMatch(/^t\d+$/)
@@ -102,7 +102,7 @@ describe('logging', () => {
     const secret = 'sk-test-0123456789-do-not-log'
     const run = await fakeRun('crash', { prompt: `use ${secret}`, env: { OPENAI_API_KEY: secret, RENNET_SECRET_HEADER: secret } })
     expect(run.terminal.failure?.code).toBe('PROCESS_EXITED')
-    expect(await eventually(() => records.some((r) => r.message === 'turn ended'))).toBe(true)
+    expect(await eventually(() => records.some((r) => r.message === 'turn ended'), BOUND_MS)).toBe(true)
 
     const stderrLine = records.find((r) => r.target === 'rennet_codex::stderr')
     expect(stderrLine).toMatchObject({ level: 'debug', message: 'thread panicked: fake crash for the test' })
@@ -156,7 +156,7 @@ describe('logging', () => {
     const records: LogRecord[] = []
     setLogger((r) => records.push(r))
     await fakeRun('crash')
-    expect(await eventually(() => records.some((r) => r.message === 'turn ended'))).toBe(true)
+    expect(await eventually(() => records.some((r) => r.message === 'turn ended'), BOUND_MS)).toBe(true)
     expect(records.every((r) => r.level === 'info' || r.level === 'warn' || r.level === 'error')).toBe(true)
   })
 
@@ -205,7 +205,7 @@ describe('logging', () => {
     const second = await fakeRun('minimal')
     expect(second.terminal.status).toBe('completed')
     const lastStart = () => records.findLastIndex((r) => r.message === 'codex app-server started')
-    expect(await eventually(() => records.slice(lastStart()).some((r) => r.message === 'turn ended'))).toBe(true)
+    expect(await eventually(() => records.slice(lastStart()).some((r) => r.message === 'turn ended'), BOUND_MS)).toBe(true)
     const dropped = records.reduce((sum, r) => sum + (r.dropped ?? 0), 0)
     // n notifications were logged while JavaScript was held; the queue keeps 1024 of them.
     expect(dropped).toBeGreaterThan(n - 1024 - 10)

@@ -10,7 +10,7 @@ import { z } from 'zod'
 import { runTurn, runUtility, UtilityError } from '../../index.js'
 import type { UtilityOptions, UtilityResult } from '../../index.js'
 import { cleanupFakes, fakeRun, scenarios, tempDir, writeFake } from '../support/fake.js'
-import { eventually, leftByFake } from '../support/procs.js'
+import { BOUND_MS, eventually, leftByFake } from '../support/procs.js'
 
 afterEach(cleanupFakes)
 
@@ -34,7 +34,7 @@ async function utility<T>(outputSchema: UtilityOptions<T>['outputSchema'], text:
     (result: UtilityResult<T>) => ({ result, error: undefined }),
     (error: unknown) => ({ result: undefined, error: error as UtilityError }),
   )
-  for (const start of log.starts()) expect(await eventually(() => leftByFake(start.pid).length === 0, 5000)).toBe(true)
+  for (const start of log.starts()) expect(await eventually(() => leftByFake(start.pid).length === 0, BOUND_MS)).toBe(true)
   return { ...settled, log, sent: () => log.request('turn/start')?.params.outputSchema }
 }
 

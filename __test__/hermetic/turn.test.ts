@@ -22,7 +22,7 @@ import {
   usageOf,
   within,
 } from '../support/fake.js'
-import { eventually } from '../support/procs.js'
+import { BOUND_MS, eventually } from '../support/procs.js'
 
 afterEach(cleanupFakes)
 
@@ -126,7 +126,7 @@ describe('happy turn', () => {
     expect(turnStart).not.toHaveProperty('outputSchema')
 
     // After the matching turn/completed: stdin closed, no interrupt.
-    expect(await eventually(() => log.events('stdin-closed').length === 1, 2000)).toBe(true)
+    expect(await eventually(() => log.events('stdin-closed').length === 1, BOUND_MS)).toBe(true)
     expect(log.methods()).not.toContain('turn/interrupt')
   })
 

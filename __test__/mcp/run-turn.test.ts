@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { runTurn } from '../../index.js'
 import type { HarnessEvent } from '../../index.js'
 import { writeFakeCodex } from '../../testing/index.js'
-import { isAlive } from '../support/procs.js'
+import { FIRING_MS, isAlive } from '../support/procs.js'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -63,11 +63,12 @@ describe('runTurn with an MCP policy', () => {
 
   it('a `codex mcp list --json` that never ends is ended at requestTimeoutMs: REQUEST_TIMEOUT', { timeout: 90_000 }, async () => {
     const codex = wrongCodex('exec sleep 600')
-    const turn = runTurn({ prompt: 'x', cwd: codex.dir, codexPath: codex.codexPath, requestTimeoutMs: 1500, mcp: { servers: {} } })
+    // Room for the command to start and record its pid (checked below) before the limit fires.
+    const turn = runTurn({ prompt: 'x', cwd: codex.dir, codexPath: codex.codexPath, requestTimeoutMs: FIRING_MS, mcp: { servers: {} } })
     expect((await events(turn)).map((e) => e.type)).toEqual(['terminal'])
     const outcome = await turn.outcome
-    expect(outcome.failure).toMatchObject({ source: 'spawn', code: 'REQUEST_TIMEOUT', retryable: true, detail: { command: 'codex mcp list --json', timeoutMs: 1500 } })
-    expect(outcome.failure?.message).toMatch(/`codex mcp list --json` did not finish within 1500 ms/)
+    expect(outcome.failure).toMatchObject({ source: 'spawn', code: 'REQUEST_TIMEOUT', retryable: true, detail: { command: 'codex mcp list --json', timeoutMs: FIRING_MS } })
+    expect(outcome.failure?.message).toContain(`\`codex mcp list --json\` did not finish within ${FIRING_MS} ms`)
     const pid = codex.listPid()
     expect(pid, 'the list command ran').not.toBeNull()
     // Ended before the terminal event.

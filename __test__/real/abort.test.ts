@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { hangingMessage } from '../../testing/mock-responses.js'
-import { eventually } from '../support/procs.js'
+import { BOUND_MS, eventually } from '../support/procs.js'
 import { runRealTurn } from './harness.js'
 
 const GRACE_MS = 5000
@@ -21,7 +21,7 @@ describe('real codex app-server: abort', () => {
       },
       inspect: async (res) => {
         // Codex dropped the hanging model stream.
-        const dropped = await eventually(() => res.mock.requests[0]?.clientClosed === true, 3000)
+        const dropped = await eventually(() => res.mock.requests[0]?.clientClosed === true, BOUND_MS)
         expect(dropped, 'the hanging model request was closed by the client').toBe(true)
       },
     })

@@ -19,7 +19,7 @@ import { codexUnderTest, createCodexHome, createGitCwd } from '../../testing/cod
 import type { CodexHome, GitCwd } from '../../testing/codex-home.js'
 import { start } from '../../testing/mock-responses.js'
 import type { MockServer, ScriptedResponse } from '../../testing/mock-responses.js'
-import { describeProcess, eventually, liveInGroup } from '../support/procs.js'
+import { BOUND_MS, describeProcess, eventually, liveInGroup } from '../support/procs.js'
 import { liveWithEnvironment, statOf } from '../../scripts/processes.mjs'
 
 export type StartedEvent = Extract<HarnessEvent, { type: 'started' }>
@@ -217,10 +217,10 @@ export async function runRealTurn(options: RealTurnOptions): Promise<RealTurnRes
       const threadIdx = events.findIndex((e) => e.type === 'threadStarted')
       if (threadIdx >= 0) expect(events.indexOf(started)).toBeLessThan(threadIdx)
       const pid = started.pid
-      const groupGone = await eventually(() => liveInGroup(pid).length === 0, 5000)
+      const groupGone = await eventually(() => liveInGroup(pid).length === 0, BOUND_MS)
       expect(groupGone, `processes left in group ${pid}:\n${describeProcs(liveInGroup(pid))}`).toBe(true)
     }
-    const markGone = await eventually(() => liveWithMarker(mark).length === 0, 5000)
+    const markGone = await eventually(() => liveWithMarker(mark).length === 0, BOUND_MS)
     expect(markGone, `processes left from this run:\n${describeProcs(liveWithMarker(mark))}`).toBe(true)
 
     // config.toml untouched (a trust entry would change it).

@@ -8,7 +8,7 @@ import { prepareTurn, runTurn } from '../../index.js'
 import type { HarnessEvent, PreparedTurn, Turn } from '../../index.js'
 import { codexBinaryPath, createGitCwd, messageResponse, startMockModel } from '../../testing/index.js'
 import type { MockModel } from '../../testing/index.js'
-import { allProcesses, eventually, liveInGroup, liveWithMarker } from '../support/procs.js'
+import { BOUND_MS, allProcesses, eventually, liveInGroup, liveWithMarker } from '../support/procs.js'
 import { Host, argvOf } from '../lifecycle/host.js'
 
 const cleanups: Array<() => unknown> = []
@@ -34,7 +34,7 @@ async function drain(turn: Turn): Promise<HarnessEvent[]> {
   }
   const started = events.find((e) => e.type === 'started')
   if (started?.type === 'started') {
-    expect(await eventually(() => liveInGroup(started.pid).length === 0, 5000), 'the child group is gone').toBe(true)
+    expect(await eventually(() => liveInGroup(started.pid).length === 0, BOUND_MS), 'the child group is gone').toBe(true)
   }
   return events
 }

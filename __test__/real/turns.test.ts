@@ -13,7 +13,7 @@ import {
   usage,
 } from '../../testing/mock-responses.js'
 import { codexUnderTest } from '../../testing/codex-home.js'
-import { eventually, isAlive } from '../support/procs.js'
+import { BOUND_MS, eventually, isAlive } from '../support/procs.js'
 import { runRealTurn, usageOf } from './harness.js'
 import type { NativeItem } from '../../index.js'
 
@@ -204,7 +204,7 @@ describe('real codex app-server: successful turns', () => {
     const output = String(functionCallOutputs(r.mock.requests[1]?.body)[0]?.output)
     const bgPid = Number(/bg=(\d+)/.exec(output)?.[1])
     expect(bgPid, `background pid in the tool output: ${output}`).toBeGreaterThan(0)
-    expect(await eventually(() => !isAlive(bgPid), 5000), `background sleep ${bgPid} still alive`).toBe(true)
+    expect(await eventually(() => !isAlive(bgPid), BOUND_MS), `background sleep ${bgPid} still alive`).toBe(true)
   })
 
   it('apply_patch heredoc via exec_command creates the file and a completed fileChange item', async () => {

@@ -16,7 +16,7 @@ import {
   usage,
 } from '../../testing/mock-responses.js'
 import type { MockServer, ScriptedResponse } from '../../testing/mock-responses.js'
-import { eventually, liveInGroup } from '../support/procs.js'
+import { BOUND_MS, eventually, liveInGroup } from '../support/procs.js'
 
 const cleanups: Array<() => unknown> = []
 afterEach(async () => {
@@ -172,7 +172,7 @@ describe('read-only isolated turns with the real binary', () => {
     // Nothing else was granted or asked.
     expect(events.filter((e) => e.type === 'serverRequest').every((e) => (e as { reply: string }).reply === 'methodError')).toBe(true)
     const started = events.find((e) => e.type === 'started') as Extract<HarnessEvent, { type: 'started' }>
-    expect(await eventually(() => liveInGroup(started.pid).length === 0, 5000)).toBe(true)
+    expect(await eventually(() => liveInGroup(started.pid).length === 0, BOUND_MS)).toBe(true)
     expect(home.configHash()).toBe(home.initialHash)
   })
 })

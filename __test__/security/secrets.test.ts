@@ -11,7 +11,7 @@ import { loginWithApiKey, runTurn } from '../../index.js'
 import type { RunTurnOptions } from '../../index.js'
 import { PROMPT, cleanupFakes, collect, fakeCodexPath, fakeRun, fakeTurn, scenarios, tempDir, writeFake } from '../support/fake.js'
 import type { ScenarioName } from '../support/fake.js'
-import { eventually, watchForSecrets } from '../support/procs.js'
+import { FIRING_MS, eventually, watchForSecrets } from '../support/procs.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 
 afterEach(cleanupFakes)
@@ -31,7 +31,8 @@ describe('no canary in events or failures, whatever ends the turn', () => {
     ['turn-failed', 'turn-failed', {}],
     ['crash', 'crash', {}],
     ['malformed-mid-stream', 'malformed-mid-stream', {}],
-    ['no-turn-start-response', 'no-turn-start-response', { requestTimeoutMs: 300 }],
+    // Room for the fake's start-up (it applies to initialize too): the child must get its env.
+    ['no-turn-start-response', 'no-turn-start-response', { requestTimeoutMs: FIRING_MS }],
     ['close-stdout mid-stream', scenarios.fault('close-stdout', 'mid-stream'), {}],
   ]
   for (const [name, scenario, extra] of endings) {

@@ -8,7 +8,7 @@ import { runTurn } from '../../index.js'
 import type { HarnessEvent, RunTurnOptions, TerminalEvent, Turn } from '../../index.js'
 import { fakeCodexRuns, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexRun, FakeCodexScript, FakeStep } from '../../testing/index.js'
-import { eventually, killIfAlive, leftByFake as leftBy } from './procs.js'
+import { BOUND_MS, eventually, killIfAlive, leftByFake as leftBy } from './procs.js'
 
 
 // Ids the scenarios use.
@@ -152,7 +152,8 @@ export const scenarios = {
   'server-requests': () =>
     lean([
       ...SERVER_REQUESTS.map(([method, params, unscoped]): FakeStep => ({ type: 'serverRequest', method, params, unscoped, wait: false })),
-      { type: 'replies', timeoutMs: 3000 },
+      // A bound for the replies (a test fails on a logged `server-request-timeout`), not a pace.
+      { type: 'replies', timeoutMs: BOUND_MS },
       message(['all ', 'answered']),
     ]),
   /** Frames of other threads and turns, a sub-agent's turn, an unknown response and method, amid our message. */
@@ -250,14 +251,14 @@ const written: Array<{ scenario: string; log: FakeLog }> = []
  */
 export async function cleanupFakes(): Promise<void> {
   const leaked: string[] = []
-  for (const { scenario, log } of written.splice(0)) {
-    for (const start of log.starts()) {
-      const ok = await eventually(() => leftBy(start.pid).length === 0, 3000)
-      if (!ok) {
-        leaked.push(`${scenario}: group ${start.pid} still has ${leftBy(start.pid).join(',')}`)
-        for (const pid of leftBy(start.pid)) killIfAlive(pid)
-      }
-    }
+  const starts = written.splice(0).flatMap(({ scenario, log }) => log.starts().map((start) => ({ scenario, pid: start.pid })))
+  // One bound for all of them, so that a leak is named before the hook's own timeout.
+  await eventually(() => starts.every((start) => leftBy(start.pid).length === 0), BOUND_MS)
+  for (const { scenario, pid: start } of starts) {
+    const left = leftBy(start)
+    if (left.length === 0) continue
+    leaked.push(`${scenario}: group ${start} still has ${left.join(',')}`)
+    for (const pid of left) killIfAlive(pid)
   }
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
   if (leaked.length) throw new Error(`processes outlived their turn:\n${leaked.join('\n')}`)

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describeProcess, environOf, exists, isAlive, liveWithEnvironment, processTable, rawProcessTexts, statOf } from '../../scripts/processes.mjs'
 
-export { describeProcess, environOf, isAlive }
+export { describeProcess, environOf, isAlive, liveWithEnvironment }
 
 export const allProcesses = processTable
 
@@ -38,6 +38,27 @@ export function killIfAlive(pid: number): void {
     if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e
   }
 }
+
+/**
+ * A ceiling for a process event, a turn or a promise in a test: generous enough for a loaded
+ * 2-core machine (a build running beside the tests), so that only a hang reaches it. A guard
+ * that names what hung, never a measure of speed.
+ */
+export const BOUND_MS = 20_000
+
+/**
+ * A limit a test needs to see fire (a `requestTimeoutMs`, a helper's deadline) on a child that
+ * must first start: `initialize` waits for the child's start-up too (the fake is a Node
+ * process, which takes seconds on a loaded machine), so the limit leaves room for it; the test
+ * waits this long for it to fire.
+ */
+export const FIRING_MS = 5_000
+
+/**
+ * A limit a test must never see fire (an interrupt's grace the fake honours): far beyond
+ * `BOUND_MS`, so that a turn ending on it fails the test's bound rather than passing late.
+ */
+export const NEVER_MS = 10 * 60_000
 
 /** Polls until `check` returns true or `ms` passes; returns the last result. */
 export async function eventually(check: () => boolean, ms = 3000, every = 25): Promise<boolean> {

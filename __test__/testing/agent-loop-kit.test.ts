@@ -28,7 +28,7 @@ import {
   writeFakeCodex,
 } from '../../testing/index.js'
 import type { GitCwd, MockModel, MockServer } from '../../testing/index.js'
-import { eventually, liveInGroup } from '../support/procs.js'
+import { BOUND_MS, eventually, liveInGroup } from '../support/procs.js'
 
 const open: Array<MockModel | MockServer | GitCwd | { cleanup(): void }> = []
 afterEach(async () => {
@@ -38,7 +38,7 @@ afterEach(async () => {
 
 /** Nothing of a fake's runs is left running. */
 async function fakeGone(codexPath: string) {
-  for (const run of fakeCodexRuns(codexPath)) expect(await eventually(() => liveInGroup(run.pid).length === 0, 5000)).toBe(true)
+  for (const run of fakeCodexRuns(codexPath)) expect(await eventually(() => liveInGroup(run.pid).length === 0, BOUND_MS)).toBe(true)
 }
 
 describe('the fake: agent-loop steps', () => {

@@ -23,7 +23,7 @@ import {
   writeFakeCodex,
 } from '../../testing/index.js'
 import { docBlock, docSection } from '../support/docs.js'
-import { eventually, liveInGroup } from '../support/procs.js'
+import { BOUND_MS, eventually, liveInGroup } from '../support/procs.js'
 import { Transcript } from './docs-transcript.js'
 
 afterAll(removeFakeCodexes)
@@ -112,7 +112,7 @@ describe('documentation examples', () => {
     ])
     const [run] = fakeCodexRuns(codexPath)
     expect(run.requests('turn/start')[0].input[0].text).toBe('Fix the build')
-    expect(await eventually(() => liveInGroup(run.pid).length === 0, 5000)).toBe(true)
+    expect(await eventually(() => liveInGroup(run.pid).length === 0, BOUND_MS)).toBe(true)
 
     expectLines(docBlock(KIT, 'Without Codex: a scripted fake app-server', { containing: 'new Transcript()' }), [
       "{ type: 'command', command: 'cargo build', output: ['Compiling app\\n', 'error[E0308]\\n'], exitCode: 101 },",

@@ -10,6 +10,7 @@ import type { HarnessEvent, RunTurnOptions, TerminalEvent } from '../../index.js
 import { fakeCodexRuns, removeFakeCodexes, writeFakeCodex } from '../../testing/index.js'
 import type { FakeCodexScript } from '../../testing/index.js'
 import { fakesOfThisFile } from '../support/fakes-of-a-file.js'
+import { FIRING_MS, NEVER_MS } from '../support/procs.js'
 
 const scratch: string[] = []
 
@@ -164,7 +165,8 @@ describe('writeFakeCodex: each failure source', () => {
     const rejected = await play({ answer: { 'thread/start': { error: { code: -32600, message: 'failed to load configuration: bad config.toml' } } } })
     expect(rejected.terminal.failure).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_FAILED', message: 'failed to load configuration: bad config.toml' })
 
-    const silent = await play({ answer: { 'turn/start': 'never' } }, { requestTimeoutMs: 2000 })
+    // Room for the fake's start-up: the limit applies to initialize too.
+    const silent = await play({ answer: { 'turn/start': 'never' } }, { requestTimeoutMs: FIRING_MS })
     expect(silent.terminal.failure).toMatchObject({ source: 'jsonrpc', code: 'REQUEST_TIMEOUT', detail: { method: 'turn/start' } })
   })
 
@@ -195,7 +197,7 @@ describe('writeFakeCodex: hangs and interrupts', () => {
   }
 
   it('a hang that honours the interrupt ends interrupted', async () => {
-    const { outcome, runs } = await stopWhenStarted({ steps: [{ type: 'message', text: 'thinking…' }, { type: 'hang' }] }, 5000)
+    const { outcome, runs } = await stopWhenStarted({ steps: [{ type: 'message', text: 'thinking…' }, { type: 'hang' }] }, NEVER_MS)
     expect(outcome).toMatchObject({ status: 'cancelled', cancellation: 'interrupted' })
     expect((outcome.abortReason as Error).message).toBe('Stop pressed')
     expect(runs[0].requests('turn/interrupt')).toHaveLength(1)
@@ -208,7 +210,7 @@ describe('writeFakeCodex: hangs and interrupts', () => {
   })
 
   it('a delay is interrupted too', async () => {
-    const { outcome } = await stopWhenStarted({ steps: [{ type: 'message', text: 'wait' }, { type: 'delay', ms: 60_000 }, { type: 'message', text: 'never' }] }, 5000)
+    const { outcome } = await stopWhenStarted({ steps: [{ type: 'message', text: 'wait' }, { type: 'delay', ms: 60_000 }, { type: 'message', text: 'never' }] }, NEVER_MS)
     // The message completed before the interrupt is still the final one.
     expect(outcome).toMatchObject({ status: 'cancelled', cancellation: 'interrupted', finalMessage: 'wait' })
   })

@@ -8,7 +8,7 @@ import { runTurn, runUtility } from '../../index.js'
 import type { HarnessEvent } from '../../index.js'
 import { codexBinaryPath, createGitCwd, execCommandResponse, hang, jsonMessageResponse, messageResponse, startMockModel, usage } from '../../testing/index.js'
 import type { GitCwd, MockModel } from '../../testing/index.js'
-import { eventually, liveInGroup } from '../support/procs.js'
+import { BOUND_MS, eventually, liveInGroup } from '../support/procs.js'
 
 const open: Array<MockModel | GitCwd> = []
 afterEach(async () => {
@@ -32,7 +32,7 @@ async function drain(turn: AsyncIterable<HarnessEvent>) {
   const events: HarnessEvent[] = []
   for await (const event of turn) events.push(event)
   const started = events.find((e) => e.type === 'started')
-  if (started) expect(await eventually(() => liveInGroup(started.pid).length === 0, 5000)).toBe(true)
+  if (started) expect(await eventually(() => liveInGroup(started.pid).length === 0, BOUND_MS)).toBe(true)
   return events
 }
 

@@ -12,8 +12,8 @@
 //! Every input comes from the environment given (merged over the process environment):
 //! `HOME`, `PATH`, `SHELL`, `RENNET_CODEX_BIN`, the installers' variables, and for tests
 //! [`locations::ROOT_VAR`] (a prefix for system-wide directories), [`TIMEOUT_VAR`],
-//! [`LOGIN_SHELL_TIMEOUT_VAR`] and [`wsl::WSL_EXE_VAR`]. Discovery reads no file under the
-//! Codex home.
+//! [`HANDSHAKE_TIMEOUT_VAR`], [`LOGIN_SHELL_TIMEOUT_VAR`] and [`wsl::WSL_EXE_VAR`]. Discovery
+//! reads no file under the Codex home.
 //!
 //! With a WSL locus everything happens inside the distribution, through
 //! `wsl.exe -d <distro> --exec …`, and the selected candidate launches the same way.
@@ -54,6 +54,9 @@ pub use version::{MAX_TESTED_VERSION, MIN_SUPPORTED_VERSION};
 pub const CODEX_BIN_VAR: &str = "RENNET_CODEX_BIN";
 /// Milliseconds each probe step (`--version`, the handshake, a WSL helper) may take.
 pub const TIMEOUT_VAR: &str = "RENNET_DISCOVERY_TIMEOUT_MS";
+/// Milliseconds the `initialize` handshake may take, over [`TIMEOUT_VAR`]: a handshake that
+/// never answers can be given up sooner than a `--version` that is merely slow.
+pub const HANDSHAKE_TIMEOUT_VAR: &str = "RENNET_DISCOVERY_HANDSHAKE_TIMEOUT_MS";
 /// Milliseconds the login shell may take to print its PATH.
 pub const LOGIN_SHELL_TIMEOUT_VAR: &str = "RENNET_LOGIN_SHELL_TIMEOUT_MS";
 

@@ -9,7 +9,7 @@ use super::login_shell::LoginPath;
 use super::machine::{Machine, MachineEnv};
 use super::report::{CodexCandidate, Discovery, Source};
 use super::{probe, version, wsl};
-use super::{CODEX_BIN_VAR, LOGIN_SHELL_TIMEOUT_VAR, MAX_TESTED_VERSION, TIMEOUT_VAR};
+use super::{CODEX_BIN_VAR, HANDSHAKE_TIMEOUT_VAR, LOGIN_SHELL_TIMEOUT_VAR, MAX_TESTED_VERSION, TIMEOUT_VAR};
 use super::{DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_LOGIN_SHELL_TIMEOUT, DEFAULT_VERSION_TIMEOUT, DEFAULT_WSL_TIMEOUT};
 use crate::options::locus::Wsl;
 use crate::process::Launch;
@@ -38,7 +38,7 @@ impl Timeouts {
         let probe = ms(TIMEOUT_VAR);
         Timeouts {
             version: probe.unwrap_or(DEFAULT_VERSION_TIMEOUT),
-            handshake: probe.unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT),
+            handshake: ms(HANDSHAKE_TIMEOUT_VAR).or(probe).unwrap_or(DEFAULT_HANDSHAKE_TIMEOUT),
             login_shell: ms(LOGIN_SHELL_TIMEOUT_VAR).unwrap_or(DEFAULT_LOGIN_SHELL_TIMEOUT),
             wsl: probe.unwrap_or(DEFAULT_WSL_TIMEOUT),
         }

@@ -144,6 +144,29 @@ async fn a_candidate_killed_while_probed_is_told_from_one_that_never_answered() 
     assert!(!d.available);
 }
 
+/// The handshake has a limit of its own (`RENNET_DISCOVERY_HANDSHAKE_TIMEOUT_MS`) over the
+/// per-step one: a handshake that never answers is given up at it, while a `--version` that
+/// takes longer than it still gets its answer in, within the per-step limit.
+#[tokio::test]
+async fn the_handshake_has_a_limit_of_its_own() {
+    let sb = Sandbox::new("handshake-limit");
+    let hangs = sb.codex(
+        "p1/codex",
+        Fake::good()
+            .after_version("sleep 1.5; exit 0")
+            .handshake(&format!("echo $$ > '{}'; sleep 30", sb.path("hang.pid"))),
+    );
+    let env = sb.env(&[("PATH", sb.path("p1")), (TIMEOUT_VAR, "20000".into()), (HANDSHAKE_TIMEOUT_VAR, "800".into())]);
+    let d = discover_env(env).await;
+    let probed = candidate(&d, &hangs);
+    assert_eq!(probed.version.as_deref(), Some("0.171.0"), "{probed:?}");
+    let reason = probed.reason.as_deref().unwrap_or_default();
+    assert!(reason.starts_with("`app-server` did not answer `initialize` within 800 ms"), "{reason}");
+    let pid: i32 = std::fs::read_to_string(sb.path("hang.pid")).unwrap().trim().parse().unwrap();
+    assert!(!alive(pid), "the hanging probe {pid} survived");
+    assert_eq!(live_in_group(pid), Vec::<i32>::new(), "its `sleep` survived");
+}
+
 #[tokio::test]
 async fn eight_slow_handshakes_run_in_parallel() {
     let sb = Sandbox::new("parallel");
