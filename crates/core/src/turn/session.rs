@@ -495,7 +495,7 @@ impl Owner for Session<'_> {
             Frame::Request { id, method, line } => self.server_request(id, method, line, wire).await,
             Frame::Notification { method, scope, line } => {
                 tracing::trace!(method = %method, "notification");
-                self.update_state(|state, out| state.notification(method, scope, line, out));
+                self.update_state(|state, out| state.notification(method, *scope, line, out));
             }
             Frame::Preamble(line) => {
                 self.stream.push(&HarnessEvent::Diagnostic { source: DiagnosticSource::Preamble, line })
