@@ -61,22 +61,20 @@ function valueOf(latest, c) {
   return { ratio: s.pairedRatio, addon: s.addon, baseline: s.baseline }
 }
 
-// A build beside the bench: the command again whenever it ends, until the rounds are over.
+// A build beside the bench: the command again whenever it ends (a shell loop: the rounds block
+// this script's event loop), until the rounds are over; its whole process group is ended then,
+// or when this script is ended.
 let besideChild = null
+const stopBeside = () => {
+  const child = besideChild
+  besideChild = null
+  try {
+    if (child) process.kill(-child.pid, 'SIGKILL')
+  } catch {}
+}
 if (beside) {
-  const again = () => {
-    besideChild = spawn('sh', ['-c', beside], { stdio: 'ignore', detached: true })
-    besideChild.on('exit', () => besideChild && again())
-  }
-  again()
-  const stop = () => {
-    const child = besideChild
-    besideChild = null
-    try {
-      process.kill(-child.pid, 'SIGKILL')
-    } catch {}
-  }
-  process.on('exit', stop)
+  besideChild = spawn('sh', ['-c', `while :; do ${beside}\ndone`], { stdio: 'ignore', detached: true })
+  process.on('exit', stopBeside)
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130))
 }
 
@@ -113,6 +111,8 @@ function line(values) {
     return c.show === 'ratio' ? `${c.label} ${v.ratio.toFixed(2)}` : `${c.label} ${v.addon.toFixed(2)} (${v.baseline.toFixed(2)})`
   }).join(', ')
 }
+
+stopBeside()
 
 console.log(`\n| build | round | load | ${COLUMNS.map((c) => c.label).join(' | ')} |`)
 console.log(`|---|---|---|${COLUMNS.map(() => '---').join('|')}|`)

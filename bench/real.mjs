@@ -51,7 +51,7 @@ export const CLIENTS = ['addon', 'baseline', 'sdk', 'aisdk']
 const PREPARING = ['addon', 'baseline']
 const LABELS = { addon: 'this package', yardstick: 'yardstick', baseline: 'plain client', sdk: 'codex-sdk', aisdk: 'AI SDK provider' }
 const SIZES = {
-  full: { runs: 20, edgeRuns: 10, concurrency: [1, 8, 32], concurrencyRuns: 3, idleRuns: 3, idleMs: 60_000 },
+  full: { runs: 20, edgeRuns: 20, concurrency: [1, 8, 32], concurrencyRuns: 3, idleRuns: 3, idleMs: 60_000 },
   smoke: { runs: 1, edgeRuns: 1, concurrency: [1, 2], concurrencyRuns: 1, idleRuns: 1, idleMs: 1000 },
 }
 /** The edges' clients: this package, the yardstick its goals are judged against, the heavier plain client beside. */
