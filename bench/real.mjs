@@ -401,9 +401,9 @@ function edgesSummary(runs) {
 }
 
 function printEdges(rows, runs) {
-  console.log(`\nedges: codex-cli against the loopback mock (the item and its first delta at once, then ${DELTAS - 1} deltas ${DELTA_MS} ms apart), ${runs} runs per client, medians (min–max)`)
+  console.log(`\nedges: codex-cli against the loopback mock (the item and its first delta at once, then ${DELTAS - 1} deltas ${DELTA_MS} ms apart), ${runs} run${runs === 1 ? '' : 's'} per client, medians (min–max)`)
   printTable(
-    ['', LABELS.addon, LABELS.yardstick, LABELS.baseline, 'package / yardstick', `goal ≤ ${EDGE_GOAL}`, 'package / heavier'],
+    ['', LABELS.addon, LABELS.yardstick, 'heavier plain client', 'package / yardstick', `goal ≤ ${EDGE_GOAL}`, 'package / heavier'],
     rows.map((r) => [r.label, cell(r.addon), cell(r.yardstick), cell(r.baseline), r.ratio === null ? '–' : r.ratio.toFixed(2), runs < 5 ? '– (too few runs)' : r.met ? 'met' : 'NOT met', r.heavierRatio === null ? '–' : r.heavierRatio.toFixed(2)]),
   )
 }
