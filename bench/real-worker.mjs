@@ -6,12 +6,13 @@
 //   node bench/real-worker.mjs '<json>'   {client, scenario, codexPath, prompt, turns: [{cwd, env}]}
 //
 // Clients: `addon` (runTurn and prepareTurn of this package; BENCH_ADDON selects another
-// build), `baseline` (baseline-client.mjs), `sdk` (@openai/codex-sdk, which runs `codex exec
-// --experimental-json`) and `aisdk` (ai-sdk-provider-codex-cli in its app-server mode, driven
-// through its language model's doStream).
+// build), `yardstick` (yardstick-client.mjs), `baseline` (baseline-client.mjs), `sdk`
+// (@openai/codex-sdk, which runs `codex exec --experimental-json`) and `aisdk`
+// (ai-sdk-provider-codex-cli in its app-server mode, driven through its language model's
+// doStream).
 //
 // Scenarios:
-//   turn        one turn; times on the monotonic clock of when the call was made, when the
+//   turn, edges one turn; times on the monotonic clock of when the call was made, when the
 //               consumer saw the message's first text, an earlier "turn done" event (the SDK's
 //               turn.completed, the addon's turnCompleted, the AI SDK's finish part), the
 //               terminal, the end of the loop; CPU from the call to the end; peak RSS
@@ -93,6 +94,11 @@ async function loadClient(kind) {
         }
       },
     }
+  }
+  if (kind === 'yardstick') {
+    // Its terminal event comes at turn/completed: for it, the turn is done then.
+    const { yardstickTurn } = await import('./yardstick-client.mjs')
+    return { run: (turn, hooks) => consumeHarness(yardstickTurn(options(turn, hooks)), hooks).then((seen) => ({ ...seen, doneAt: seen.terminalAt })) }
   }
   if (kind === 'sdk') {
     const { Codex } = await import('@openai/codex-sdk')
@@ -241,6 +247,11 @@ const scenarios = {
     const cpu = process.cpuUsage(cpu0)
     expectCompleted('turn', seen)
     return { callAt, ...strip(seen), cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: memoryMb('VmHWM') }
+  },
+
+  /** The edges of the yardstick (real.mjs): the same moments as `turn`, on another model stream. */
+  edges() {
+    return scenarios.turn()
   },
 
   async prepared() {

@@ -1,8 +1,10 @@
 // The real suite of `pnpm bench`: the pinned `codex app-server` (and, for the SDK, `codex exec`)
-// against the loopback mock Responses server, driven by four clients side by side:
+// against the loopback mock Responses server, driven by these clients side by side:
 //
 //   addon     this package's runTurn() (and prepareTurn())
-//   baseline  the plain Node app-server client of baseline-client.mjs
+//   yardstick the least a plain Node client does per event (yardstick-client.mjs): the edges'
+//             reference
+//   baseline  the heavier plain Node app-server client of baseline-client.mjs
 //   sdk       @openai/codex-sdk (pinned devDependency), codexPathOverride = the pinned CLI
 //   aisdk     ai-sdk-provider-codex-cli (pinned devDependency) in its app-server mode, codexPath
 //             = the pinned CLI, its LanguageModel's doStream
@@ -14,6 +16,13 @@
 // first text seen, terminal) can be subtracted. The workers run on the host network: inside a
 // loopback-only namespace `codex exec` waits seconds for DNS at exit, which would measure the
 // namespace.
+//
+// The edges (`edges`, also on their own: `pnpm bench --only edges`): the model writes an
+// assistant item and its first delta at once, so that Codex writes item/started right before
+// the delta (the first delta after a burst of other frames, which a coalescing window would
+// hold), and the other deltas DELTA_MS apart; the first delta and the response's end →
+// turnCompleted (the yardstick's terminal comes at turn/completed) of this package against the
+// yardstick, the heavier client beside them.
 //
 // Scenarios: a turn whose model streams DELTAS deltas DELTA_MS ms apart; the same turn
 // prepared ahead (this package's prepareTurn, the plain client holding turn/start back on its
@@ -40,11 +49,15 @@ const WORKER = join(here, 'real-worker.mjs')
 export const CLIENTS = ['addon', 'baseline', 'sdk', 'aisdk']
 /** The clients that can hold a turn back until the app starts it. */
 const PREPARING = ['addon', 'baseline']
-const LABELS = { addon: 'this package', baseline: 'plain client', sdk: 'codex-sdk', aisdk: 'AI SDK provider' }
+const LABELS = { addon: 'this package', yardstick: 'yardstick', baseline: 'plain client', sdk: 'codex-sdk', aisdk: 'AI SDK provider' }
 const SIZES = {
-  full: { runs: 20, concurrency: [1, 8, 32], concurrencyRuns: 3, idleRuns: 3, idleMs: 60_000 },
-  smoke: { runs: 1, concurrency: [1, 2], concurrencyRuns: 1, idleRuns: 1, idleMs: 1000 },
+  full: { runs: 20, edgeRuns: 20, concurrency: [1, 8, 32], concurrencyRuns: 3, idleRuns: 3, idleMs: 60_000 },
+  smoke: { runs: 1, edgeRuns: 1, concurrency: [1, 2], concurrencyRuns: 1, idleRuns: 1, idleMs: 1000 },
 }
+/** The edges' clients: this package, the yardstick its goals are judged against, the heavier plain client beside. */
+const EDGE_CLIENTS = ['addon', 'yardstick', 'baseline']
+/** The edges' goal: this package's median within this factor of the yardstick's. */
+const EDGE_GOAL = 1.15
 const DELTAS = 20
 const DELTA_MS = 10
 const ABORT_AFTER = 3
@@ -58,6 +71,7 @@ const MARK = 'RENNET_BENCH_RUN'
 const deltas = Array.from({ length: DELTAS }, (_, i) => `w${i} `)
 const EXPECT_TEXT = deltas.join('')
 const message = messageResponse(deltas, { usage: usage({ input: 3, output: DELTAS }) })
+const edgeMessage = messageResponse(deltas, { usage: usage({ input: 3, output: DELTAS }) })
 /** Deltas DELTA_MS apart; everything else without a pause. */
 const pace = (ev) => (ev.type === 'response.output_text.delta' ? DELTA_MS : 0)
 const isDelta = (s) => s.type === 'response.output_text.delta'
@@ -80,6 +94,9 @@ const RESPONSES = {
   abort: (signal) => hang([...message.slice(0, 2 + ABORT_AFTER), checkpoint(() => signal('hang'))], { delayMs: pace }),
   // One delta, then held until every turn of the run streams; then the rest at once.
   concurrent: (signal, released) => sse([...message.slice(0, 3), checkpoint(() => released), ...message.slice(3)]),
+  // The item and its first delta at once (Codex then writes item/started right before the
+  // delta), the other deltas DELTA_MS apart: the first delta after a burst of other frames.
+  edges: () => sse(edgeMessage, { delayMs: (ev) => (isDelta(ev) && ev !== edgeMessage.find(isDelta) ? DELTA_MS : 0) }),
 }
 
 function spawnWorker(config, ipc, wrapper = []) {
@@ -179,6 +196,8 @@ function metricsOf(run) {
     turnCompletedToTerminalMs: diff(run.terminalAt, steps.turnCompleted),
   })
   switch (run.scenario) {
+    case 'edges':
+      return { firstTextMs: diff(run.firstTextAt, sent(isDelta)), doneMs: diff(run.doneAt, completedAt), cpuMs: run.cpuMs ?? null }
     case 'turn':
       return {
         requestMs: diff(r?.arrivedAtMs, run.callAt),
@@ -259,11 +278,12 @@ const summarize = (values) => {
  * Runs the real suite. `problems` collects correctness failures (the bench's exit status);
  * returns the record for latest.json.
  */
-export async function realSuite({ smoke, runs: runsOverride, problems }) {
+export async function realSuite({ smoke, runs: runsOverride, problems, parts = ['edges', 'real'] }) {
   const size = SIZES[smoke ? 'smoke' : 'full']
   const runs = runsOverride ?? size.runs
+  const edgeRuns = runsOverride ?? size.edgeRuns
   const record = {
-    config: { runs, deltas: DELTAS, deltaMs: DELTA_MS, abortAfter: ABORT_AFTER, pauseMs: PAUSE_MS, concurrency: size.concurrency, concurrencyRuns: size.concurrencyRuns, idleRuns: size.idleRuns, idleMs: size.idleMs, settleMs: SETTLE_MS },
+    config: { runs, edgeRuns, deltas: DELTAS, deltaMs: DELTA_MS, abortAfter: ABORT_AFTER, pauseMs: PAUSE_MS, concurrency: size.concurrency, concurrencyRuns: size.concurrencyRuns, idleRuns: size.idleRuns, idleMs: size.idleMs, settleMs: SETTLE_MS },
     runs: [],
   }
   const note = (run) => {
@@ -284,6 +304,15 @@ export async function realSuite({ smoke, runs: runsOverride, problems }) {
     console.log(`real ${what}: ${line(run)}`)
   }
   const rotate = (list, r) => [...list.slice(r % list.length), ...list.slice(0, r % list.length)]
+
+  if (parts.includes('edges')) {
+    for (let r = 0; r < edgeRuns; r++) {
+      for (const client of rotate(EDGE_CLIENTS, r)) await measure(`edges ${r + 1}/${edgeRuns} ${client}`, { client, scenario: 'edges' })
+    }
+    record.edges = edgesSummary(record.runs.filter((x) => x.scenario === 'edges'))
+    printEdges(record.edges, edgeRuns)
+    if (!parts.includes('real')) return record
+  }
 
   for (let r = 0; r < runs; r++) {
     for (const scenario of ['turn', 'prepared', 'failure', 'abort', 'accountRead']) {
@@ -354,6 +383,29 @@ function goals(summary) {
     { goal: "peak RSS within 2 MB of the plain client's", met: judge(m('turn', 'peakRssMb', 'addon'), m('turn', 'peakRssMb', 'baseline'), (a, b) => a - b <= 2) },
     { goal: 'account/read after initialize costs ≤ 2 ms (median round trip, plain client and this package)', met: judge(summary.accountRead.baseline.accountReadMs?.median ?? null, summary.accountRead.addon.accountReadMs?.median ?? null, (a, b) => a <= 2 && b <= 2) },
   ]
+}
+
+/** The edges' medians per client, and this package's against the yardstick's (the goal) and the heavier client's. */
+function edgesSummary(runs) {
+  const rows = [
+    ['firstTextMs', "first delta: the model writes it → the consumer's loop sees it (ms)"],
+    ['doneMs', 'response end → turnCompleted seen (yardstick: its terminal, at turn/completed) (ms)'],
+  ]
+  return rows.map(([key, label]) => {
+    const of = (client) => summarize(runs.filter((x) => x.client === client).map((x) => x.metrics[key]))
+    const clients = Object.fromEntries(EDGE_CLIENTS.map((c) => [c, of(c)]))
+    const ratioTo = (other) => (clients.addon && clients[other]?.median ? clients.addon.median / clients[other].median : null)
+    const ratio = ratioTo('yardstick')
+    return { key, label, ...clients, ratio, heavierRatio: ratioTo('baseline'), goal: EDGE_GOAL, met: ratio === null ? null : ratio <= EDGE_GOAL }
+  })
+}
+
+function printEdges(rows, runs) {
+  console.log(`\nedges: codex-cli against the loopback mock (the item and its first delta at once, then ${DELTAS - 1} deltas ${DELTA_MS} ms apart), ${runs} run${runs === 1 ? '' : 's'} per client, medians (min–max)`)
+  printTable(
+    ['', LABELS.addon, LABELS.yardstick, 'heavier plain client', 'package / yardstick', `goal ≤ ${EDGE_GOAL}`, 'package / heavier'],
+    rows.map((r) => [r.label, cell(r.addon), cell(r.yardstick), cell(r.baseline), r.ratio === null ? '–' : r.ratio.toFixed(2), runs < 5 ? '– (too few runs)' : r.met ? 'met' : 'NOT met', r.heavierRatio === null ? '–' : r.heavierRatio.toFixed(2)]),
+  )
 }
 
 function fmt(x) {

@@ -1,17 +1,21 @@
 #!/usr/bin/env node
-// pnpm bench [--smoke] [--only a,b] [--runs N]     (names: the keys of MEASUREMENTS, real and calls)
+// pnpm bench [--smoke] [--only a,b] [--runs N]
+//     (names: the keys of MEASUREMENTS, real, edges and calls)
 //
-// Two suites. The fake suite measures `runTurn()` against the plain Node client of
-// baseline-client.mjs on the test kit's fake in its fast mode, side by side: every run of every
-// measurement starts a fresh Node process per client (worker.mjs), and the two clients
-// alternate (addon first on even runs, baseline first on odd ones); `hostGuard` measures the
-// addon against itself with its host-death guard off. The real suite (`real`, real.mjs) runs
-// the pinned Codex against the loopback mock Responses server with four clients: this
-// package, the plain client, @openai/codex-sdk and the AI SDK provider (cold, prepared and
-// failed turns, aborts, a waiting prepared turn's cost, account/read). The calls suite
-// (`calls`, calls.mjs) times each call around turns against a plain one-shot client. Prints
-// tables of medians and ratios and
-// writes everything to bench/results/latest.json.
+// Three suites. The fake suite measures `runTurn()` on the test kit's fake in its fast mode,
+// side by side with the yardstick (yardstick-client.mjs: the least a plain Node client does per
+// event) and, where a measurement needs what only it has (aborts, the shapes of every event),
+// the heavier plain client of baseline-client.mjs; the heavier one is also shown beside the
+// yardstick. Every run of every measurement starts a fresh Node process per client
+// (worker.mjs), and the clients take turns going first; `hostGuard` measures the addon against
+// itself with its host-death guard off, `yardstickCheck` the yardstick against another plain
+// client given by BENCH_YARDSTICK (skipped without it). The real suite (`real`, real.mjs) runs
+// the pinned Codex against the loopback mock Responses server: its `edges` (also on their own,
+// `--only edges`) against the yardstick, the rest with four clients: this package, the heavier
+// plain client, @openai/codex-sdk and the AI SDK provider (cold, prepared and failed turns,
+// aborts, a waiting prepared turn's cost, account/read). The calls suite (`calls`, calls.mjs)
+// times each call around turns against a plain one-shot client. Prints tables of medians and
+// ratios and writes everything to bench/results/latest.json.
 //
 // BENCH_ADDON=<path of another build's index.js> measures that build as the addon instead,
 // for before/after comparisons under the same conditions.
@@ -43,17 +47,46 @@ const flag = (name) => {
 const only = flag('--only')?.split(',')
 const runsOverride = flag('--runs') ? Number(flag('--runs')) : undefined
 
-// A measurement: its worker config per size, the numbers it reports and the goal on them.
+// A measurement: its worker config per size, the numbers it reports and the goal on them, and
+// its clients: the one measured, the reference its goals are judged against, and any shown
+// beside (default: the addon against the heavier plain client).
 const MEASUREMENTS = {
   throughput: {
-    full: { events: 200_000, runs: 5 },
+    clients: ['addon', 'yardstick', 'baseline'],
+    full: { events: 200_000, runs: 9 },
     smoke: { events: 5_000, runs: 1 },
     metrics: [
       { key: 'eventsPerSec', label: 'events/s', goal: { ratioAtLeast: 1.5 } },
-      { key: 'cpuSecondsPer100k', label: 'CPU s per 100k events', goal: { ratioAtMost: 0.67 } },
+      { key: 'cpuSecondsPer100k', label: 'CPU s per 100k events', goal: { ratioAtMost: 0.8 } },
+    ],
+  },
+  // The same stream cut into messages of 10 deltas: an item started and completed (JSON events)
+  // every 10 deltas, and every item's first delta crosses at once. No goal: what the events
+  // that are not deltas cost (BENCHMARKS.md, "Where the time goes").
+  messages: {
+    // Not the heavier client: its routing rescans every message it kept (minutes at this size).
+    clients: ['addon', 'yardstick'],
+    full: { measure: 'throughput', events: 200_000, perMessage: 10, runs: 5 },
+    smoke: { measure: 'throughput', events: 5_000, perMessage: 10, runs: 1 },
+    metrics: [
+      { key: 'eventsPerSec', label: 'events/s' },
+      { key: 'cpuSecondsPer100k', label: 'CPU s per 100k events' },
+    ],
+  },
+  yardstickCheck: {
+    // This bench's yardstick against another plain client doing the same work (BENCH_YARDSTICK:
+    // its module, exporting baselineTurn like the issue's yardstick): the two within 5 %.
+    clients: ['yardstick', 'external'],
+    needs: 'BENCH_YARDSTICK',
+    full: { measure: 'throughput', events: 200_000, runs: 9 },
+    smoke: { measure: 'throughput', events: 5_000, runs: 1 },
+    metrics: [
+      { key: 'eventsPerSec', label: 'events/s', goal: { ratioWithin: 0.05 } },
+      { key: 'cpuSecondsPer100k', label: 'CPU s per 100k events', goal: { ratioWithin: 0.05 } },
     ],
   },
   latency: {
+    clients: ['addon', 'yardstick', 'baseline'],
     full: { events: 400, intervalMs: 5, warmup: 20, runs: 3 },
     smoke: { events: 30, intervalMs: 5, warmup: 5, runs: 1 },
     metrics: [
@@ -88,6 +121,7 @@ const MEASUREMENTS = {
     ],
   },
   concurrency: {
+    clients: ['addon', 'yardstick', 'baseline'],
     full: { turns: 16, events: 50_000, runs: 3 },
     smoke: { turns: 4, events: 2_000, runs: 1 },
     metrics: [
@@ -118,7 +152,7 @@ const MEASUREMENTS = {
     ],
   },
 }
-const REFERENCE_LABEL = { baseline: 'plain client', addonGuardOff: 'addon, guard off' }
+const LABEL = { addon: 'addon', yardstick: 'yardstick', baseline: 'heavier plain client', addonGuardOff: 'addon, guard off', external: 'BENCH_YARDSTICK client' }
 
 function runWorker(config) {
   return workerResult(spawn(process.execPath, [WORKER, JSON.stringify(config)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] }))
@@ -129,6 +163,7 @@ function judge(goal, addon, baseline, config, pairedDifference) {
   if (goal.pairedAboveAtMost !== undefined) return pairedDifference === null ? null : pairedDifference <= goal.pairedAboveAtMost
   if (goal.ratioAtLeast !== undefined) return baseline ? addon / baseline >= goal.ratioAtLeast : null
   if (goal.ratioAtMost !== undefined) return baseline ? addon / baseline <= goal.ratioAtMost : null
+  if (goal.ratioWithin !== undefined) return baseline ? Math.abs(addon / baseline - 1) <= goal.ratioWithin : null
   if (goal.aboveBaselineAtMost !== undefined) return baseline === null ? null : addon - baseline <= goal.aboveBaselineAtMost
   if (goal.addonBelow !== undefined) return addon < goal.addonBelow
   if (goal.graceMarginAtMost !== undefined) return addon - config.graceMs <= goal.graceMarginAtMost
@@ -139,6 +174,7 @@ function goalText(goal) {
   if (!goal) return ''
   if (goal.ratioAtLeast !== undefined) return `ratio ≥ ${goal.ratioAtLeast}`
   if (goal.ratioAtMost !== undefined) return `ratio ≤ ${goal.ratioAtMost}`
+  if (goal.ratioWithin !== undefined) return `ratio within 1 ± ${goal.ratioWithin}`
   if (goal.aboveBaselineAtMost !== undefined) return `≤ baseline + ${goal.aboveBaselineAtMost}`
   if (goal.pairedAboveAtMost !== undefined) return `paired difference ≤ ${goal.pairedAboveAtMost}`
   if (goal.addonBelow !== undefined) return `addon < ${goal.addonBelow}`
@@ -184,11 +220,16 @@ async function main() {
     measurements: {},
   }
   const problems = []
+  // A measurement that needs something given (BENCH_YARDSTICK) runs only when it is.
   const selected = Object.keys(MEASUREMENTS).filter((name) => !only || only.includes(name))
+  for (const name of selected.filter((n) => MEASUREMENTS[n].needs && !process.env[MEASUREMENTS[n].needs])) {
+    console.log(`${name}: skipped (${MEASUREMENTS[name].needs} is not set)`)
+  }
+  const runnable = selected.filter((n) => !MEASUREMENTS[n].needs || process.env[MEASUREMENTS[n].needs])
 
   // Both clients must produce the same events from the same stream before their speed means
   // anything.
-  if (selected.length > 0) {
+  if (runnable.some((name) => (MEASUREMENTS[name].clients ?? ['addon']).includes('addon'))) {
     const [addonShapes, baselineShapes] = await Promise.all([
       runWorker({ client: 'addon', measure: 'shapes', events: 5 }),
       runWorker({ client: 'baseline', measure: 'shapes', events: 5 }),
@@ -199,16 +240,18 @@ async function main() {
     console.log(`event shapes: ${same ? 'identical' : 'DIFFERENT'} (${addonShapes.events?.length} events)`)
   }
 
-  for (const name of selected) {
+  for (const name of runnable) {
     const spec = MEASUREMENTS[name]
     const { runs: defaultRuns, ...config } = spec[size]
     const runs = runsOverride ?? defaultRuns
     const measure = config.measure ?? name
-    // The addon, and what it is measured against.
-    const [first, reference] = spec.clients ?? ['addon', 'baseline']
-    const record = { config: { ...config, runs }, clients: [first, reference], runs: [] }
+    // The addon, what it is measured against, and what is shown beside.
+    const clients = spec.clients ?? ['addon', 'baseline']
+    const [first, reference, ...beside] = clients
+    const record = { config: { ...config, runs }, clients, runs: [] }
     for (let r = 0; r < runs; r++) {
-      const order = r % 2 === 0 ? [first, reference] : [reference, first]
+      // Each client goes first in turn, so that no client always meets the machine after another.
+      const order = [...clients.slice(r % clients.length), ...clients.slice(0, r % clients.length)]
       for (const client of order) {
         const loadAverage = loadavg()[0]
         const result = await runWorker({ ...config, measure, client })
@@ -217,33 +260,40 @@ async function main() {
         process.stdout.write(`${name} run ${r + 1}/${runs} ${client}: ${summaryLine(spec.metrics, result)}\n`)
       }
     }
-    record.summary = spec.metrics.map((m) => {
-      const of = (client) => record.runs.filter((x) => x.client === client).map((x) => x[m.key])
-      const addon = median(of(first))
-      const baseline = median(of(reference))
-      const addonRuns = of(first)
-      const baselineRuns = of(reference)
-      const paired = (f) => median(addonRuns.map((a, i) => (typeof a === 'number' && typeof baselineRuns[i] === 'number' ? f(a, baselineRuns[i]) : null)))
-      // Each run's addon against the baseline next to it: steadier on a shared machine.
+    const of = (client, key) => record.runs.filter((x) => x.client === client).map((x) => x[key])
+    const compare = (m, other, goal) => {
+      const addonRuns = of(first, m.key)
+      const otherRuns = of(other, m.key)
+      const addon = median(addonRuns)
+      const baseline = median(otherRuns)
+      const paired = (f) => median(addonRuns.map((a, i) => (typeof a === 'number' && typeof otherRuns[i] === 'number' ? f(a, otherRuns[i]) : null)))
+      // Each run's addon against the other client's run of the same round: steadier on a shared machine.
       const pairedRatio = paired((a, b) => (b ? a / b : null))
       const pairedDifference = paired((a, b) => a - b)
       return {
         metric: m.key,
         label: m.label,
+        against: other,
         addon,
         baseline,
         ratio: addon !== null && baseline ? addon / baseline : null,
         pairedRatio,
         pairedDifference,
-        goal: goalText(m.goal) + (m.goal?.pairedAboveAtMost !== undefined && pairedDifference !== null ? ` (${fmt(pairedDifference)})` : ''),
-        met: judge(m.goal, addon, baseline, config, pairedDifference),
+        goal: goalText(goal) + (goal?.pairedAboveAtMost !== undefined && pairedDifference !== null ? ` (${fmt(pairedDifference)})` : ''),
+        met: judge(goal, addon, baseline, config, pairedDifference),
       }
-    })
+    }
+    // Against the reference (the goals), then against each client shown beside it.
+    record.summary = spec.metrics.map((m) => compare(m, reference, m.goal))
+    record.beside = beside.flatMap((other) => spec.metrics.map((m) => compare(m, other, null)))
     results.measurements[name] = record
   }
-  if (selected.length > 0) printTable(results)
+  if (runnable.length > 0) printTable(results)
 
-  if (!only || only.includes('real')) results.real = await realSuite({ smoke, runs: runsOverride, problems })
+  if (!only || only.includes('real') || only.includes('edges')) {
+    const parts = !only || only.includes('real') ? ['edges', 'real'] : ['edges']
+    results.real = await realSuite({ smoke, runs: runsOverride, problems, parts })
+  }
   if (!only || only.includes('calls')) results.calls = callsSuite({ smoke, runs: runsOverride, problems })
 
   results.problems = problems
@@ -270,11 +320,11 @@ function summaryLine(metrics, result) {
 }
 
 function printTable(results) {
-  const rows = [['measurement', 'metric', 'addon (median)', 'reference (median)', 'ratio of medians', 'median paired ratio', 'goal', 'met']]
+  const rows = [['measurement', 'metric', 'measured (median)', 'against (median)', 'ratio of medians', 'median paired ratio', 'goal', 'met']]
   const ratio = (x) => (x === null ? '–' : x.toFixed(2))
   for (const [name, record] of Object.entries(results.measurements)) {
-    const title = `${name} (vs ${REFERENCE_LABEL[record.clients[1]]})`
-    for (const s of record.summary) {
+    for (const s of [...record.summary, ...record.beside]) {
+      const title = `${name} (${LABEL[record.clients[0]]} vs ${LABEL[s.against]})`
       rows.push([title, s.label, fmt(s.addon), fmt(s.baseline), ratio(s.ratio), ratio(s.pairedRatio), s.goal, s.met === null ? '' : s.met ? 'yes' : 'NO'])
     }
   }

@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
+import { pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { writeFakeCodex } from '../testing/index.mjs'
 import { memoryMb, processGone } from './common.mjs'
@@ -25,6 +26,16 @@ async function loadClient(kind) {
     // BENCH_ADDON: another build's index.js (with its binding beside it), to compare versions.
     const { runTurn } = createRequire(import.meta.url)(process.env.BENCH_ADDON || '../index.js')
     return (options) => runTurn(options)
+  }
+  if (kind === 'yardstick') {
+    const { yardstickTurn } = await import('./yardstick-client.mjs')
+    return (options) => yardstickTurn(options)
+  }
+  if (kind === 'external') {
+    // BENCH_YARDSTICK: another plain client's module (exporting baselineTurn), measured beside
+    // this bench's yardstick to show that the two do the same work (run.mjs, yardstickCheck).
+    const { baselineTurn } = await import(pathToFileURL(process.env.BENCH_YARDSTICK).href)
+    return (options) => baselineTurn(options)
   }
   if (kind === 'baseline') {
     const { baselineTurn } = await import('./baseline-client.mjs')
@@ -131,8 +142,8 @@ async function consumeStream(turn, { events, tag = '1', perMessage = Infinity, o
 }
 
 const measures = {
-  async throughput({ events }) {
-    const r = await consumeStream(fakeTurn(fakeServer({ events })), { events })
+  async throughput({ events, perMessage }) {
+    const r = await consumeStream(fakeTurn(fakeServer({ events, perMessage })), { events, perMessage })
     const seconds = Number(r.endAt - r.firstAt) / 1e9
     return {
       events: r.deltas,

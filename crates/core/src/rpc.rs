@@ -30,8 +30,6 @@ pub struct Connection<R, W> {
 
 /// A message as read, before it is handed out: an answer is kept for its request only then, so
 /// that what came before it is handled first.
-// Like `Received`, which it mostly is: boxing it would cost an allocation per frame.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Read {
     Answer(i64, Result<Box<RawValue>, RpcError>),
@@ -48,8 +46,6 @@ struct Pending {
 }
 
 /// What a message was, once the connection has read it.
-// Notifications are nearly every message: boxing their scope would cost an allocation each.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Received {
     /// The answer to one of our requests: kept until [`Connection::answer`] takes it.

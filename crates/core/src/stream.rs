@@ -10,13 +10,17 @@
 //! Events coalesce within a window after each hand-over: the first event after a quiet spell
 //! crosses at once, and what comes within [`COALESCE`] of a hand-over waits for the window to
 //! end (or for [`HOLD_EVENTS`]), so that a busy stream wakes the JavaScript thread once per
-//! window instead of once per event. While the runner still has whole frames buffered (they are
-//! parsed in microseconds), the waiting consumer is woken once for all of them. The rule was
-//! chosen by paired runs against the alternative (BENCHMARKS.md, "The coalescing rule").
+//! window instead of once per event. An event that bears latency (a turn's or an item's first
+//! delta, `turnStarted`, `turnCompleted`, a server request: [`Begun::bears_latency`]) does not
+//! wait for the window: it crosses at once, with whatever waited before it. While the runner
+//! still has whole frames buffered (they are parsed in microseconds), the waiting consumer is
+//! woken once for all of them, latency-bearing or not: a plain client's line reader hands a
+//! read's lines over no sooner either. The rule was chosen by paired runs against the
+//! alternatives (BENCHMARKS.md, "The hand-over rule").
 
 use crate::batch::Batch;
-use crate::events::{HarnessEvent, Terminal};
-use std::collections::VecDeque;
+use crate::events::{AgentEvent, DeltaEvent, HarnessEvent, ReasoningDeltaEvent, Terminal};
+use std::collections::{HashSet, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
@@ -58,9 +62,13 @@ struct Queue {
     closed: bool,
     /// A consumer that found the queue empty and waits to be handed the next batch.
     waiter: Option<BatchWaiter>,
-    /// The reader has more whole frames buffered, or a window is open: the consumer gets what
-    /// comes in one batch.
-    holding: bool,
+    /// The reader has more whole frames buffered: the consumer gets what comes in one batch.
+    buffered: bool,
+    /// Within [`COALESCE`] of the last hand-over: what comes waits for the window's end.
+    window: bool,
+    /// A latency-bearing event is queued: the window holds nothing back.
+    latency_bearing: bool,
+    begun: Begun,
     /// When a waiting consumer was last handed a batch.
     last_handover: Option<Instant>,
 }
@@ -122,12 +130,18 @@ impl Queue {
 
     /// The runner is about to hand the queued events over in one batch (see `may_read`).
     fn held(&self) -> bool {
-        self.holding && self.events < HOLD_EVENTS && !self.closed && self.mode != Mode::Discard
+        (self.buffered || (self.window && !self.latency_bearing))
+            && self.events < HOLD_EVENTS
+            && !self.closed
+            && self.mode != Mode::Discard
     }
 
     fn take(&mut self) -> Option<String> {
         let batch = self.batches.pop_front()?;
         self.events -= batch.events();
+        if self.events == 0 {
+            self.latency_bearing = false;
+        }
         self.bytes -= batch.len();
         self.next_capacity = batch.len().clamp(INITIAL_BATCH_CAPACITY, MAX_BATCH_BYTES + 64 * 1024);
         Some(batch.into_string())
@@ -135,6 +149,42 @@ impl Queue {
 }
 
 const INITIAL_BATCH_CAPACITY: usize = 4 * 1024;
+
+/// The delta streams that have begun (an item's deltas of one kind): the first delta of each
+/// bears latency, the rest are bulk.
+#[derive(Default)]
+struct Begun {
+    /// The stream of the last delta queued: a burst's deltas are checked against it alone.
+    last: Option<(u8, String)>,
+    all: HashSet<(u8, String)>,
+}
+
+impl Begun {
+    /// Whether `event` bears latency: a turn's or an item's first delta, `turnStarted`,
+    /// `turnCompleted` and a server request (the terminal closes the queue, which holds nothing
+    /// then). Such an event ends a window's hold; bulk deltas and every other event wait for
+    /// the window's end (BENCHMARKS.md, "The hand-over rule").
+    fn bears_latency(&mut self, event: &HarnessEvent) -> bool {
+        let (kind, item) = match event {
+            HarnessEvent::MessageDelta(DeltaEvent { item_id, .. }) => (b'm', item_id),
+            HarnessEvent::ReasoningDelta(ReasoningDeltaEvent { item_id, .. }) => (b'r', item_id),
+            HarnessEvent::CommandOutput(DeltaEvent { item_id, .. }) => (b'c', item_id),
+            HarnessEvent::PlanDelta(DeltaEvent { item_id, .. }) => (b'p', item_id),
+            HarnessEvent::Agent(AgentEvent { event, .. }) => return self.bears_latency(event),
+            HarnessEvent::TurnStarted(_) | HarnessEvent::TurnCompleted(_) | HarnessEvent::ServerRequest(_) => {
+                return true
+            }
+            _ => return false,
+        };
+        if self.last.as_ref().is_some_and(|(k, i)| *k == kind && i == item) {
+            return false;
+        }
+        let stream = (kind, item.clone());
+        let first = self.all.insert(stream.clone());
+        self.last = Some(stream);
+        first
+    }
+}
 
 pub struct EventStream {
     queue: Mutex<Queue>,
@@ -161,7 +211,10 @@ impl EventStream {
                 consumer_seen: false,
                 closed: false,
                 waiter: None,
-                holding: false,
+                buffered: false,
+                window: false,
+                latency_bearing: false,
+                begun: Begun::default(),
                 last_handover: None,
             }),
             readable: Notify::new(),
@@ -185,6 +238,9 @@ impl EventStream {
         // Serializing under the lock costs the consumer at most one event's worth of waiting
         // and saves a copy of every event.
         let was_empty = q.events == 0;
+        if q.begun.bears_latency(event) {
+            q.latency_bearing = true;
+        }
         q.append(event);
         let due = q.due();
         drop(q);
@@ -239,13 +295,15 @@ impl EventStream {
     /// `input_buffered` (the next frame is already in memory, so reading it will not wait) or
     /// within [`COALESCE`] of the last hand-over, the consumer is handed the events in one
     /// batch when the input runs dry and the window is over (`release_at`), or once
-    /// [`HOLD_EVENTS`] are queued, instead of one crossing per event. A quiet stream's
-    /// frame is alone in the buffer and comes after a quiet spell, so its event crosses at once.
+    /// [`HOLD_EVENTS`] are queued, instead of one crossing per event; within the window, a
+    /// latency-bearing event ends the wait at once. A quiet stream's frame is alone in the
+    /// buffer and comes after a quiet spell, so its event crosses at once.
     pub fn may_read(&self, input_buffered: bool, now: Instant) -> Reading {
         let mut q = self.lock();
         let room = q.has_room();
         let busy_until = q.last_handover.map(|at| at + COALESCE).filter(|&until| until > now);
-        q.holding = room && (input_buffered || busy_until.is_some());
+        q.buffered = room && input_buffered;
+        q.window = room && busy_until.is_some();
         let due = q.due();
         drop(q);
         self.hand_over(due);
@@ -255,7 +313,8 @@ impl EventStream {
     /// The runner stops reading for now: a waiting consumer gets what was held back.
     pub fn release(&self) {
         let mut q = self.lock();
-        q.holding = false;
+        q.buffered = false;
+        q.window = false;
         let due = q.due();
         drop(q);
         self.hand_over(due);
@@ -357,7 +416,10 @@ impl EventStream {
 mod tests {
     use super::*;
     use crate::batch::decode;
-    use crate::events::{DiagnosticEvent, DiagnosticSource, Failure, FailureSource};
+    use crate::events::{
+        AgentRef, DiagnosticEvent, DiagnosticSource, Failure, FailureSource, ReplyKind, ServerRequestEvent,
+        TurnStartedEvent,
+    };
     use std::sync::Arc;
 
     fn diag(i: usize) -> HarnessEvent {
@@ -540,6 +602,128 @@ mod tests {
             s.push(&diag(i));
         }
         assert_eq!(events_in(&got.lock().unwrap()[0]), HOLD_EVENTS);
+    }
+
+    fn delta(item: &str, i: usize) -> HarnessEvent {
+        HarnessEvent::MessageDelta(DeltaEvent { item_id: item.into(), delta: i.to_string(), replace: false })
+    }
+
+    /// A waiting consumer, inside the window of a hand-over that has just happened (`within`
+    /// was taken before it): what it was handed so far.
+    fn waiting_within(s: &EventStream, within: Instant) -> Arc<Mutex<Vec<Option<String>>>> {
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(false, within).release_at.is_some(), "within the window of the last hand-over");
+        got
+    }
+
+    #[test]
+    fn an_items_first_delta_crosses_within_a_window_with_what_waited() {
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        let within = Instant::now();
+        // The item starts after a quiet spell: at once; its window opens.
+        s.push(&diag(0));
+        assert_eq!(got.lock().unwrap().len(), 1);
+
+        // Within that window an event that bears no latency waits, and the item's first delta
+        // does not: it goes at once, with what waited before it, in order.
+        let got = waiting_within(&s, within);
+        s.push(&diag(1));
+        assert!(got.lock().unwrap().is_empty(), "held until the window is over");
+        s.push(&delta("msg_1", 0));
+        let handed = got.lock().unwrap().clone();
+        assert_eq!(handed.len(), 1, "the first delta crosses at once");
+        let events = decode(handed[0].as_deref().unwrap()).unwrap();
+        assert_eq!((events[0]["line"].as_str(), events[1]["delta"].as_str()), (Some("line 1"), Some("0")));
+
+        // The item's later deltas are bulk: they wait for the window.
+        let got = waiting_within(&s, within);
+        s.push(&delta("msg_1", 1));
+        s.push(&delta("msg_1", 2));
+        assert!(got.lock().unwrap().is_empty());
+        // Another item's first delta (a sub-agent's too) takes them along.
+        s.push(&delta("msg_2", 0));
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 3);
+        let got = waiting_within(&s, within);
+        let agent = AgentRef { thread_id: "thr_agent".into(), nickname: None, path: None, depth: 1 };
+        s.push(&HarnessEvent::Agent(AgentEvent { agent: agent.clone(), event: Box::new(delta("msg_3", 0)) }));
+        assert_eq!(got.lock().unwrap().len(), 1);
+        // A delta of an item that had one before is bulk, even after another item's.
+        let got = waiting_within(&s, within);
+        s.push(&HarnessEvent::Agent(AgentEvent { agent, event: Box::new(delta("msg_3", 1)) }));
+        s.push(&delta("msg_1", 3));
+        assert!(got.lock().unwrap().is_empty());
+        s.release();
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
+    }
+
+    #[test]
+    fn turn_started_turn_completed_and_server_requests_cross_within_a_window() {
+        let completed = || {
+            HarnessEvent::TurnCompleted(Terminal::failed(Failure::new(
+                FailureSource::Turn,
+                crate::failure::Code::TurnFailed,
+                "m",
+            )))
+        };
+        let request = || {
+            HarnessEvent::ServerRequest(ServerRequestEvent {
+                method: "item/commandExecution/requestApproval".into(),
+                id: serde_json::json!(1),
+                params: serde_json::value::RawValue::from_string("{}".into()).unwrap(),
+                agent: None,
+                reply: ReplyKind::Declined,
+                unfit: None,
+            })
+        };
+        let started =
+            || HarnessEvent::TurnStarted(TurnStartedEvent { thread_id: "thr".into(), turn_id: "turn".into() });
+        for event in [started, request, completed] {
+            let s = EventStream::new();
+            let (_, waiter) = recorder();
+            assert_eq!(s.pull(waiter), None);
+            let within = Instant::now();
+            s.push(&diag(0));
+            let got = waiting_within(&s, within);
+            s.push(&diag(1));
+            s.push(&event());
+            assert_eq!(events_in(&got.lock().unwrap()[0]), 2, "{:?}", event());
+        }
+    }
+
+    #[test]
+    fn a_consumer_back_within_a_window_takes_a_latency_bearing_event_at_once() {
+        let s = EventStream::new();
+        let (_, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        let within = Instant::now();
+        s.push(&diag(0));
+        assert!(s.may_read(false, within).release_at.is_some());
+        s.push(&diag(1));
+        assert_eq!(s.try_take(), None, "held: the window is not over");
+        s.push(&delta("msg_1", 0));
+        let batch = s.try_take().expect("a first delta is not held");
+        assert_eq!(decode(&batch).unwrap().len(), 2);
+        // Taken: what comes next within the window waits again.
+        s.push(&delta("msg_1", 1));
+        assert_eq!(s.try_take(), None);
+    }
+
+    #[test]
+    fn buffered_input_holds_a_latency_bearing_event_until_it_runs_dry() {
+        // The frames after it are read already: it goes with them, in one crossing.
+        let s = EventStream::new();
+        let (got, waiter) = recorder();
+        assert_eq!(s.pull(waiter), None);
+        assert!(s.may_read(true, quiet()).room);
+        s.push(&delta("msg_1", 0));
+        assert!(s.may_read(true, quiet()).room);
+        s.push(&delta("msg_1", 1));
+        assert!(got.lock().unwrap().is_empty());
+        assert!(s.may_read(false, quiet()).room);
+        assert_eq!(events_in(&got.lock().unwrap()[0]), 2);
     }
 
     #[test]

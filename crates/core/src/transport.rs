@@ -26,9 +26,6 @@ pub struct Frame {
     pub message: Incoming,
 }
 
-// Frames are nearly every item: boxing them would cost an allocation per frame to save
-// stack space on the rare others.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum ReadItem {
     Frame(Frame),

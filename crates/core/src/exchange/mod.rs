@@ -33,12 +33,10 @@ use tokio::time::Instant;
 pub const MAX_PAGES: usize = 100;
 
 /// A frame that is not the answer to one of our requests: the owner's to handle.
-// Notifications are nearly every frame: boxing their scope would cost an allocation each.
-#[allow(clippy::large_enum_variant)]
 pub enum Frame {
     Notification {
         method: Cow<'static, str>,
-        scope: Scope,
+        scope: Box<Scope>,
         line: String,
     },
     /// A server request: it waits for an answer ([`Wire::reply`]).
@@ -256,7 +254,6 @@ pub struct Exchange<'a, R, W> {
 }
 
 /// What woke the frame loop. Reads are nearly every wake.
-#[allow(clippy::large_enum_variant)]
 enum Woke<T> {
     Kill,
     Abort,
@@ -469,6 +466,21 @@ mod tests {
     use super::failures::rpc_failure;
     use crate::failure::Code;
     use crate::protocol::RpcError;
+
+    #[test]
+    fn a_frame_is_a_few_words_to_move() {
+        // Every frame is moved through half a dozen calls between the pipe and its owner: the
+        // scope of a notification is boxed, so that a move is not a copy of its 240 bytes
+        // (BENCHMARKS.md, "Where the time goes").
+        let sizes = [
+            ("ServerCall", std::mem::size_of::<crate::protocol::ServerCall>()),
+            ("Received", std::mem::size_of::<crate::rpc::Received>()),
+            ("Frame", std::mem::size_of::<super::Frame>()),
+        ];
+        for (name, size) in sizes {
+            assert!(size <= 128, "{name} is {size} bytes");
+        }
+    }
 
     #[test]
     fn a_method_the_server_lacks_is_unsupported_with_its_version() {

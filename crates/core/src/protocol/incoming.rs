@@ -16,8 +16,6 @@ pub enum Incoming {
 }
 
 /// What the server sends of its own accord (the connection passes it on as it is).
-// Notifications are nearly every message: boxing their scope would cost an allocation each.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum ServerCall {
     Request {
@@ -26,9 +24,12 @@ pub enum ServerCall {
     },
     /// Only the scope of a notification's params is read here (see [`Scope`]); the params
     /// themselves are read again from the line when a handler needs them ([`params_of`]).
+    /// Boxed: a frame passes through half a dozen calls on its way to its owner, and moving
+    /// the scope itself (240 bytes) at each was a quarter of the runner's time in a burst of
+    /// deltas, several times the allocation (BENCHMARKS.md, "Where the time goes").
     Notification {
         method: Cow<'static, str>,
-        scope: Scope,
+        scope: Box<Scope>,
     },
 }
 
@@ -39,7 +40,7 @@ struct Envelope<'a> {
     #[serde(default, borrow)]
     method: Option<Cow<'a, str>>,
     #[serde(default)]
-    params: Option<Scope>,
+    params: Option<Box<Scope>>,
     #[serde(default)]
     result: Option<Box<RawValue>>,
     #[serde(default)]
@@ -386,7 +387,7 @@ mod tests {
 
     fn scope(params: &str) -> Scope {
         match Incoming::parse(&format!(r#"{{"method":"m","params":{params},"emittedAtMs":1}}"#)) {
-            Ok(Incoming::Call(ServerCall::Notification { scope, .. })) => scope,
+            Ok(Incoming::Call(ServerCall::Notification { scope, .. })) => *scope,
             other => panic!("not a notification: {other:?}"),
         }
     }

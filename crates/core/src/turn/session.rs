@@ -303,7 +303,7 @@ impl Owner for Session<'_> {
             Frame::Request { id, method, line } => self.server_request(id, method, line, wire).await,
             Frame::Notification { method, scope, line } => {
                 tracing::trace!(method = %method, "notification");
-                self.update_state(|state, out| state.notification(method, scope, line, out));
+                self.update_state(|state, out| state.notification(method, *scope, line, out));
                 self.after_notification(wire).await;
             }
             Frame::Preamble(line) => self
