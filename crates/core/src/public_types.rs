@@ -1,7 +1,8 @@
 //! The public types of `index.d.ts` held to what the core produces, field by field: every
 //! harness event (by its `type`), the terminal event, a failure, the usage, a sub-agent and what
-//! is cut off, and the options `runTurn` takes. An event serialized here with a field the types
-//! do not name — or a type naming a field the core never sends — fails with both lists.
+//! is cut off (the options are generated from the core: types/surface.d.ts). An event serialized
+//! here with a field the types do not name — or a type naming a field the core never sends —
+//! fails with both lists.
 
 use crate::events::{
     AgentOutcome, AgentRef, AgentStatus, Cancellation, CutOff, CutReason, DiagnosticSource, HarnessEvent,
@@ -336,19 +337,4 @@ fn agents_and_cut_offs_are_declared_with_exactly_their_fields() {
             .unwrap_or_else(|| panic!("index.d.ts has no CutOff of kind '{kind}'"));
         assert_eq!(properties(member), keys(&value), "CutOff '{kind}': index.d.ts (left) against the core (right)");
     }
-}
-
-#[test]
-fn the_options_runturn_takes_are_declared() {
-    // The options the core reads, from its own refusal of an unknown one.
-    let message = crate::options::parse(r#"{"cwd":"/","prompt":"x","zzz":1}"#).err().unwrap().0;
-    let expected = message.split("expected one of ").nth(1).unwrap_or_else(|| panic!("{message}"));
-    let mut read: BTreeSet<String> = expected.split(", ").map(|f| f.trim_matches('`').to_string()).collect();
-    // `target` is runReview's (ReviewOptions); everything else is RunTurnOptions'.
-    assert!(read.remove("target"), "{read:?}");
-    assert!(properties(&block("type", "ReviewOptions")).contains("target"));
-    let mut declared = interface("RunTurnOptions");
-    // Kept in JavaScript: the signal (the core gets `aborted`), the handler (the core gets `true`).
-    assert!(declared.remove("signal"));
-    assert_eq!(declared, read, "RunTurnOptions in index.d.ts (left) against the options the core reads (right)");
 }

@@ -53,8 +53,12 @@ where
 {
     let Wiring { peer, process, reader, writer, ended, received } =
         wiring(Arc::new(EventStream::new()), control.clone());
-    let args = args.map(|args| args.to_string());
-    let options = parse(name, thread.map(str::to_string), args.as_deref(), Some(&options.to_string())).unwrap();
+    // The thread calls' thread is their first argument, by name as the others.
+    let mut args = args.unwrap_or_else(|| json!({}));
+    if let Some(thread) = thread {
+        args["threadId"] = json!(thread);
+    }
+    let options = parse(name, Some(&args.to_string()), Some(&options.to_string())).unwrap();
     let script = tokio::spawn(script(peer));
     let outcome =
         tokio::time::timeout(Duration::from_secs(10), drive(reader, writer, process, &options, &control.cancel))
@@ -351,7 +355,7 @@ async fn a_line_that_is_not_the_protocol_is_a_parse_failure() {
 async fn an_aborted_call_starts_nothing() {
     let control = Control::new();
     control.request_abort();
-    let options = parse("readAccount", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
+    let options = parse("readAccount", None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
     assert_cancelled(&super::start_and_drive(&options, &control.cancel).await);
 }
 
@@ -364,7 +368,7 @@ fn assert_cancelled(outcome: &Outcome) {
 
 #[tokio::test]
 async fn a_defect_in_a_call_still_settles_its_outcome() {
-    let options = parse("readAccount", None, None, None).unwrap();
+    let options = parse("readAccount", None, None).unwrap();
     let (running, work) = super::start_with(options, false, |_, _| async { panic!("defect in a call") });
     work.await;
     let outcome: Value = serde_json::from_str(&running.outcome().await).unwrap();
@@ -808,7 +812,7 @@ where
 {
     let Wiring { peer, process, reader, writer, ended, received } =
         wiring(Arc::new(EventStream::new()), control.clone());
-    let options = parse("startLogin", None, None, Some(&options.to_string())).unwrap();
+    let options = parse("startLogin", None, Some(&options.to_string())).unwrap();
     let started = tokio::sync::watch::channel(None).0;
     let script = tokio::spawn(script(peer));
     let outcome = tokio::time::timeout(
@@ -988,7 +992,7 @@ static BROWSER_LOGIN_TESTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_n
 #[tokio::test]
 async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
     let _turn = BROWSER_LOGIN_TESTS.lock().await;
-    let options = || parse("startLogin", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
+    let options = || parse("startLogin", None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
     let (_first, running) = super::login::start(options(), false);
     let (second, refused) = super::login::start(options(), false);
     refused.await;
@@ -1003,8 +1007,7 @@ async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
     let completed: Value = serde_json::from_str(&third.completed().await).unwrap();
     assert_eq!(completed["failure"]["code"], "CODEX_NOT_FOUND", "{completed}");
     // A device-code login needs no port.
-    let device =
-        parse("startLogin", None, None, Some(r#"{"type":"chatgptDeviceCode","codexPath":"/nonexistent/codex"}"#));
+    let device = parse("startLogin", None, Some(r#"{"type":"chatgptDeviceCode","codexPath":"/nonexistent/codex"}"#));
     let (_held, _running) = super::login::start(options(), false);
     let (code, work) = super::login::start(device.unwrap(), false);
     work.await;
@@ -1015,7 +1018,7 @@ async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
 #[tokio::test]
 async fn a_browser_login_after_a_cancel_waits_for_the_cancelled_one_to_end() {
     let _turn = BROWSER_LOGIN_TESTS.lock().await;
-    let options = || parse("startLogin", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
+    let options = || parse("startLogin", None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
     let (first, ending) = super::login::start(options(), false);
     first.cancel();
     let (second, waiting) = super::login::start(options(), false);

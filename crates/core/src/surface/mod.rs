@@ -6,6 +6,8 @@
 //! declarations here say. `index.d.ts` re-exports the generated types and adds only what exists
 //! in JavaScript alone (the `Turn`, the classes of the error family, callbacks).
 
+mod inputs;
+
 use ts_rs::{Config, TS};
 
 /// One generated file: its path from the package root and its text (before formatting).
@@ -24,7 +26,11 @@ const PROTOCOL_TYPES: &[(&str, &str)] = &[];
 
 /// Every generated file.
 pub fn files() -> Vec<File> {
-    vec![File { path: "types/surface.d.ts", text: typescript() }]
+    vec![
+        File { path: "types/surface.d.ts", text: typescript() },
+        File { path: "types/calls.d.ts", text: inputs::calls_typescript(&config()) },
+        File { path: "lib/surface.js", text: inputs::javascript() },
+    ]
 }
 
 /// How the declarations are written: 64-bit integers are JavaScript numbers (what `JSON.parse`
@@ -48,9 +54,10 @@ fn typescript() -> String {
     use crate::failure::{Code, Failure, FailureSource, Reason};
     let cfg = config();
     let mut out = String::from(HEADER);
-    for (name, path) in PROTOCOL_TYPES {
+    for (name, path) in PROTOCOL_TYPES.iter().chain(inputs::PROTOCOL_TYPES) {
         out.push_str(&format!("import type {{ {name} }} from './codex/{path}.js'\n"));
     }
+    out.push_str(&format!("import type {{ {} }} from '../index.js'\n", inputs::JS_TYPES.join(", ")));
     out.push('\n');
     for decl in [
         declaration::<Usage>(&cfg),
@@ -58,7 +65,10 @@ fn typescript() -> String {
         declaration::<Code>(&cfg),
         declaration::<Reason>(&cfg),
         declaration::<Failure>(&cfg),
-    ] {
+    ]
+    .into_iter()
+    .chain(inputs::declarations(&cfg))
+    {
         out.push_str(&decl);
         out.push('\n');
     }

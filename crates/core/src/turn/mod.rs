@@ -16,7 +16,7 @@ mod routing;
 mod session;
 pub mod state;
 
-pub use controls::{steer_outcome, AppAnswer, AppHandler, Controls, Readiness, Steer};
+pub use controls::{steer_outcome, AppAnswer, AppHandler, Controls, Readiness, Steer, PRELUDE};
 
 use crate::app_server::{self, NotStarted, Started};
 use crate::cancel::Cancel;
@@ -55,7 +55,15 @@ pub struct Handle {
 /// already, so nothing is started.
 pub fn start(options: TurnOptions, aborted: bool) -> (Handle, impl Future<Output = ()> + Send + 'static) {
     start_with(options, aborted, |options, handle, key| async move {
-        start_and_drive(&options, &handle.stream, &handle.cancel, &handle.controls, &key).await
+        let run = start_and_drive(&options, &handle.stream, &handle.cancel, &handle.controls, &key);
+        let Some(idle_timeout) = options.idle_timeout else { return run.await };
+        // A prepared turn not started in time ends as a disposed one does.
+        tokio::pin!(run);
+        tokio::select! {
+            biased;
+            terminal = &mut run => terminal,
+            () = handle.controls.end_idle(idle_timeout, &handle.cancel) => run.await,
+        }
     })
 }
 
