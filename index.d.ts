@@ -36,11 +36,15 @@ export type { Account, Model, Thread, GetAccountRateLimitsResponse }
  * (bad options are a TypeError naming the option). Its fields are a terminal failure's.
  */
 export class CodexError extends Error {
+  /** Where it comes from, as a terminal failure's `source`. */
   readonly source: FailureSource
+  /** Stable machine code (docs/failures.md). */
   readonly code: FailureCode
   /** As a terminal failure's: the JSON-RPC `{method, code, data}`, the exit and stderr tail, `codexErrorInfo`… */
   readonly detail: unknown
+  /** Trying the same again can succeed (a rate limit, an overloaded server, a deadline that passed). */
   readonly retryable: boolean
+  /** Why Codex's model request failed, where Codex said. */
   readonly reason?: FailureReason
   /** For `CANCELLED`: the abort reason (the signal's `reason`, or `abort(reason)`'s), as given. */
   readonly cause?: unknown
@@ -48,8 +52,11 @@ export class CodexError extends Error {
 
 export interface TerminalEvent {
   type: 'terminal'
+  /** How the run ended: the turn completed, something failed (`failure` says what), or it was aborted. */
   status: 'completed' | 'failed' | 'cancelled'
+  /** The turn's thread; `null` when the run ended before it had one. */
   threadId: string | null
+  /** The user's turn; `null` when the run ended before Codex started it. */
   turnId: string | null
   /** The turn's thread's last completed agent message, whatever the outcome; `null` when none completed. */
   finalMessage: string | null
@@ -58,8 +65,11 @@ export interface TerminalEvent {
    * outcome; `null` when none (a plan is never read out of a message).
    */
   proposedPlan: string | null
+  /** With `outputSchema`: the final message, parsed as JSON (absent without a schema). */
   structuredOutput?: unknown
+  /** The turn's own token counts; `null` when Codex reported none. */
   usage: Usage | null
+  /** A cancelled turn: interrupted (Codex confirmed within the grace) or killed. */
   cancellation?: 'interrupted' | 'killed'
   /**
    * Set on a cancelled turn: the reason of the abort that ended it, as it was given (the
@@ -67,6 +77,7 @@ export interface TerminalEvent {
    * `undefined` after `abort()` without a reason or a `break` out of the loop.
    */
   abortReason?: unknown
+  /** Why the run failed; `null` unless `status` is `failed`. */
   failure: Failure | null
   /** Every sub-agent the turn started, and how each ended (`cutOff`: still running when the child ended). */
   agents: AgentOutcome[]
@@ -78,6 +89,7 @@ export interface TerminalEvent {
 
 /** A sub-agent of the turn: a thread Codex started for it (`multi_agent` tools). */
 export interface AgentRef {
+  /** The sub-agent's own thread. */
   threadId: string
   /** Where Codex gives one. */
   nickname: string | null
@@ -88,19 +100,47 @@ export interface AgentRef {
 }
 
 export interface AgentOutcome {
+  /** The sub-agent's own thread. */
   threadId: string
+  /** Where Codex gives one. */
   nickname: string | null
+  /** How its work ended; `cutOff`: it still ran when the child ended (see the terminal's `cutOff`). */
   status: 'completed' | 'interrupted' | 'failed' | 'cutOff'
+  /** Its token counts; `null` when Codex reported none. */
   usage: Usage | null
 }
 
 export type CutOff =
   /** A sub-agent still running (or due) when the child ended, or one a bound of `until: 'idle'` interrupted. */
-  | { kind: 'agent'; threadId: string; nickname: string | null; reason: CutReason }
+  | {
+      kind: 'agent'
+      /** The sub-agent's thread. */
+      threadId: string
+      /** Where Codex gives one. */
+      nickname: string | null
+      /** Why the run ended before it did. */
+      reason: CutReason
+    }
   /** An active goal: Codex would have gone on working on it in turns of its own. */
-  | { kind: 'goal'; objective: string; status: string; reason: CutReason }
+  | {
+      kind: 'goal'
+      /** What the goal works toward. */
+      objective: string
+      /** Its status as Codex last said it (`active`, …). */
+      status: string
+      /** Why the run ended before it did. */
+      reason: CutReason
+    }
   /** A terminal session (`exec_command` with a tty) still open: it dies with the child. */
-  | { kind: 'backgroundTerminal'; itemId: string; processId: string | null; command: string }
+  | {
+      kind: 'backgroundTerminal'
+      /** The command's item. */
+      itemId: string
+      /** The session's id, where Codex gives one. */
+      processId: string | null
+      /** The command that runs in it. */
+      command: string
+    }
 
 /**
  * Why the run ended before that work did: `turnCompleted` (the run ended with the user's turn,
@@ -119,7 +159,10 @@ export type ServerRequestReply = 'accepted' | 'grantedEmpty' | 'declined' | 'met
  * `item/tool/requestUserInput` (plan mode's questions), permissions, MCP elicitations, dynamic
  * tool calls. `agent` is set when one of the turn's sub-agents asks.
  */
-export type ServerRequest = ProtocolServerRequest & { agent: AgentRef | null }
+export type ServerRequest = ProtocolServerRequest & {
+  /** The sub-agent that asks; `null` when the turn's own thread does. */
+  agent: AgentRef | null
+}
 
 /**
  * The app's answer to a server request: the method's own response type from the schema
@@ -154,53 +197,186 @@ export interface TurnCompletedEvent extends Omit<TerminalEvent, 'type'> {
 }
 
 export type HarnessEvent =
+  /** The child runs and `initialize` was answered: always the first event. */
   | {
       type: 'started'
       /** A short id of this turn, unique in the process; every log record of the turn has it. */
       turnKey: string
+      /** The `codex app-server` child's process id. */
       pid: number
+      /** The Codex executable that runs (as given, or as discovery found it). */
       codexPath: string
+      /** Its version, from the user agent; `null` where it names none. */
       codexVersion: string | null
+      /** What `initialize` answered. */
       userAgent: string
     }
-  | { type: 'threadStarted'; threadId: string; resumed: boolean }
-  | { type: 'turnStarted'; threadId: string; turnId: string }
-  | { type: 'itemStarted'; item: NativeItem }
-  | { type: 'itemCompleted'; item: NativeItem }
+  /** The thread is open: started, or resumed (`threadId` given). */
+  | {
+      type: 'threadStarted'
+      /** The thread. */
+      threadId: string
+      /** It was a stored thread, resumed. */
+      resumed: boolean
+    }
+  /** Codex started the turn (`turn/started`). */
+  | {
+      type: 'turnStarted'
+      /** The thread. */
+      threadId: string
+      /** The turn. */
+      turnId: string
+    }
+  /** An item began (`item/started`). */
+  | {
+      type: 'itemStarted'
+      /** The item as Codex sent it. */
+      item: NativeItem
+    }
+  /** An item is complete (`item/completed`): its whole text. */
+  | {
+      type: 'itemCompleted'
+      /** The item as Codex sent it. */
+      item: NativeItem
+    }
   /**
    * The deltas of an item add up to the text its `itemCompleted` carries: what Codex sent only
    * whole goes out as one more delta before it. `replace: true` (never `false`, else absent):
    * this delta is the item's whole text and replaces what its deltas streamed, which was not its
    * beginning. Also on `reasoningDelta` (for its `part` and `index`), `commandOutput` and `planDelta`.
    */
-  | { type: 'messageDelta'; itemId: string; delta: string; replace?: true }
-  | { type: 'reasoningDelta'; itemId: string; delta: string; part: 'summary' | 'text'; index: number; replace?: true }
+  | {
+      type: 'messageDelta'
+      /** The agent message it belongs to. */
+      itemId: string
+      /** The text that follows. */
+      delta: string
+      /** This delta is the item's whole text (see above). */
+      replace?: true
+    }
+  /** Reasoning as it streams: a summary part or the raw text, by index. */
+  | {
+      type: 'reasoningDelta'
+      /** The reasoning item it belongs to. */
+      itemId: string
+      /** The text that follows. */
+      delta: string
+      /** The summary or the raw reasoning text. */
+      part: 'summary' | 'text'
+      /** Which summary part, or which part of the text. */
+      index: number
+      /** This delta is the part's whole text (see `messageDelta`). */
+      replace?: true
+    }
   /** Adds up to the completed item's `aggregatedOutput` (see `messageDelta` for `replace`). */
-  | { type: 'commandOutput'; itemId: string; delta: string; replace?: true }
-  | { type: 'usage'; turn: Usage; thread: Usage; contextWindow: number | null }
-  | { type: 'retrying'; message: string; codexErrorInfo: unknown }
+  | {
+      type: 'commandOutput'
+      /** The command's item. */
+      itemId: string
+      /** The output that follows. */
+      delta: string
+      /** This delta is the whole output (see `messageDelta`). */
+      replace?: true
+    }
+  /** `thread/tokenUsage/updated`: the turn's and the thread's token counts so far. */
+  | {
+      type: 'usage'
+      /** The turn's own. */
+      turn: Usage
+      /** The whole thread's. */
+      thread: Usage
+      /** The model's context window, where Codex gives it. */
+      contextWindow: number | null
+    }
+  /** Codex retries a model request that failed (`error` with `willRetry`). */
+  | {
+      type: 'retrying'
+      /** Codex's message, verbatim. */
+      message: string
+      /** Why it failed, as Codex said (`codexErrorInfo`). */
+      codexErrorInfo: unknown
+    }
   /** `turn/plan/updated`: the turn's plan, as Codex sent it (`status`: `pending`, `inProgress`, `completed`). */
-  | { type: 'plan'; explanation: string | null; plan: TurnPlanStep[] }
+  | {
+      type: 'plan'
+      /** Why the plan changed, where Codex says. */
+      explanation: string | null
+      /** Its steps. */
+      plan: TurnPlanStep[]
+    }
   /** `turn/diff/updated`: the turn's whole unified diff so far (each one replaces the last). */
-  | { type: 'diff'; diff: string }
+  | {
+      type: 'diff'
+      /** The unified diff. */
+      diff: string
+    }
   /** `account/rateLimits/updated`: a rolling update; merge it over `readAccount()`'s `rateLimits.rateLimits`. */
-  | { type: 'rateLimits'; rateLimits: RateLimitSnapshot }
+  | {
+      type: 'rateLimits'
+      /** The limits as Codex sent them. */
+      rateLimits: RateLimitSnapshot
+    }
   /** A server request and how it was answered; `params` as Codex sent them. */
-  | (ServerRequest & { type: 'serverRequest'; reply: ServerRequestReply })
+  | (ServerRequest & {
+      type: 'serverRequest'
+      /** Who answered it, and how. */
+      reply: ServerRequestReply
+    })
   /** An owned notification without a dedicated event (unknown methods included), typed by method where the schema knows it. */
   | (ServerNotification & { type: 'native' })
-  | { type: 'native'; method: string; params: unknown }
-  | { type: 'passthrough'; reason: 'foreignThread' | 'foreignTurn' | 'unknownResponse'; message: unknown }
+  | {
+      type: 'native'
+      /** The notification's method. */
+      method: string
+      /** Its params, as Codex sent them. */
+      params: unknown
+    }
+  /** A frame that is not the turn's: another thread's or turn's notification, an answer to nothing the package asked. */
+  | {
+      type: 'passthrough'
+      /** Why it is not the turn's. */
+      reason: 'foreignThread' | 'foreignTurn' | 'unknownResponse'
+      /** The frame, as Codex sent it. */
+      message: unknown
+    }
   /** A line Codex wrote that is not the protocol (its stderr, a launcher's banner), without terminal escapes; `client`: the package's own word. */
-  | { type: 'diagnostic'; source: 'preamble' | 'stderr' | 'client'; line: string }
+  | {
+      type: 'diagnostic'
+      /** Where the line comes from. */
+      source: 'preamble' | 'stderr' | 'client'
+      /** The line. */
+      line: string
+    }
   /** One event of a sub-agent the turn started (its items, deltas, usage, turnStarted, turnCompleted, …), nested. */
-  | { type: 'agent'; agent: AgentRef; event: HarnessEvent }
+  | {
+      type: 'agent'
+      /** The sub-agent. */
+      agent: AgentRef
+      /** Its event. */
+      event: HarnessEvent
+    }
   /** `thread/goal/updated` of the turn's thread. */
-  | { type: 'goal'; goal: ThreadGoal }
+  | {
+      type: 'goal'
+      /** The goal as it is now. */
+      goal: ThreadGoal
+    }
   /** `item/plan/delta`: plan mode's proposed plan, as it streams. */
-  | { type: 'planDelta'; itemId: string; delta: string; replace?: true }
+  | {
+      type: 'planDelta'
+      /** The plan item it belongs to. */
+      itemId: string
+      /** The text that follows. */
+      delta: string
+      /** This delta is the plan's whole text (see `messageDelta`). */
+      replace?: true
+    }
   /** An item Codex started and never completed (a response dropped for a steer, a session still open), closed for the app no later than the turn's end. */
-  | { type: 'itemDropped'; itemId: string }
+  | {
+      type: 'itemDropped'
+      /** The item. */
+      itemId: string
+    }
   | TurnCompletedEvent
   | TerminalEvent
 
@@ -232,6 +408,7 @@ export interface Turn extends AsyncIterable<HarnessEvent> {
 
 /** What `Turn.steer` rejects with: `TURN_NOT_STEERABLE` (`detail`: the server's JSON-RPC error `{code, message, data}`) or `TURN_ENDED`. */
 export class SteerError extends CodexError {
+  /** The server refused the input, or the turn had ended (nothing was sent). */
   readonly code: 'TURN_NOT_STEERABLE' | 'TURN_ENDED'
 }
 
@@ -258,7 +435,16 @@ export interface PreparedTurn {
   /** Before `start`: ends the child at once (`reason` becomes the Turn's `abortReason`). After: nothing (abort the Turn). */
   dispose(reason?: unknown): void
   /** How the preparation ended; never rejects (`CANCELLED` when it was disposed first). Keeps the process alive until it settles. */
-  readonly ready: Promise<{ threadId: string } | { failure: Failure }>
+  readonly ready: Promise<
+    | {
+        /** The thread the turn will run on. */
+        threadId: string
+      }
+    | {
+        /** Why the preparation ended first. */
+        failure: Failure
+      }
+  >
 }
 
 /**
@@ -310,11 +496,23 @@ export function openConversation(options: ConversationOptions): Conversation
  * else the schema's own `toJSONSchema()`) and validates the reply with `~standard.validate`.
  */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  /** The interface every Standard Schema library implements. */
   readonly '~standard': {
+    /** The version of the Standard Schema interface. */
     readonly version: 1
+    /** The library (`zod`, `valibot`, `arktype`, …). */
     readonly vendor: string
+    /** Validates a value: its result is the output, or the issues. */
     readonly validate: (value: unknown) => unknown
-    readonly types?: { readonly input: Input; readonly output: Output } | undefined
+    /** The schema's input and output types (for inference only). */
+    readonly types?:
+      | {
+          /** What the schema takes. */
+          readonly input: Input
+          /** What it gives (transforms applied). */
+          readonly output: Output
+        }
+      | undefined
   }
 }
 
@@ -332,18 +530,26 @@ export interface UtilityOptions<T = unknown> extends Omit<RunTurnOptions, 'outpu
 export interface UtilityResult<T = unknown> {
   /** The parsed final message, validated against `outputSchema` (a Standard Schema's output, transforms applied). */
   output: T
+  /** The final message as Codex sent it. */
   text: string
+  /** The turn's token counts; `null` when Codex reported none. */
   usage: Usage | null
+  /** The utility call's thread (not stored unless `ephemeral: false`). */
   threadId: string
+  /** Its turn. */
   turnId: string
 }
 
 export interface CodexCandidate {
+  /** The file. */
   path: string
+  /** Where it was found: `RENNET_CODEX_BIN`, the login shell's PATH, the process's PATH, a known directory, a desktop app. */
   source: 'env' | 'loginShellPath' | 'processPath' | 'knownDir' | 'desktopBundle'
   /** The argv prefix used when it is not `path` itself, e.g. `[node, script]` for a launcher script. */
   launcher: string[] | null
+  /** What `--version` said; `null` when it said nothing usable. */
   version: string | null
+  /** It passed every probe (executable, a supported version, the handshake). */
   usable: boolean
   /** Why it was rejected. */
   reason: string | null
@@ -363,6 +569,7 @@ export interface HostGuard {
 }
 
 export interface Discovery {
+  /** A usable Codex was found (`selected`). */
   available: boolean
   /** Whether the children of a turn would be ended if this process died (looked at on every call). */
   hostGuard: HostGuard
@@ -373,7 +580,12 @@ export interface Discovery {
   /** Why Codex is unavailable; `null` when it is available. */
   reason: string | null
   /** The codex-cli versions accepted (from `minimum`) and the newest one tested. */
-  supportedVersions: { minimum: string; newestTested: string }
+  supportedVersions: {
+    /** The oldest codex-cli version accepted. */
+    minimum: string
+    /** The newest one tested. */
+    newestTested: string
+  }
 }
 
 /** Finds the user's Codex CLI. Rejects only with a TypeError for invalid options. */
@@ -384,6 +596,7 @@ export function discoverCodex(options?: DiscoverOptions): Promise<Discovery>
  * or `CANCELLED` (the abort reason as `cause`); the terminal event kept whole in `terminal`.
  */
 export class UtilityError extends CodexError {
+  /** The utility call's terminal event, whole. */
   readonly terminal: TerminalEvent
 }
 
@@ -399,10 +612,13 @@ export type LogLevel = 'error' | 'warn' | 'info' | 'debug' | 'trace'
 export interface LogRecord {
   /** Milliseconds since the Unix epoch. */
   time: number
+  /** How much it matters. */
   level: LogLevel
   /** The module that logged it; the child's stderr lines have `rennet_codex::stderr` (debug). */
   target: string
+  /** What happened, in words. */
   message: string
+  /** Its fields and its spans' (`turnKey`, `pid`, `threadId`, …). */
   fields: Record<string, string | number | boolean>
   /** Records dropped before this one because the logger fell behind. */
   dropped?: number
@@ -435,7 +651,12 @@ export interface AccountInfo {
    * `OPENAI_API_KEY` or `CODEX_API_KEY`, which `account/read` does not count), or a provider
    * that needs no OpenAI login (`notRequired`); `null` when none of them (`ready: false`).
    */
-  auth: { ready: boolean; via: 'account' | 'apiKeyEnv' | 'notRequired' | null }
+  auth: {
+    /** A turn of this child can authenticate. */
+    ready: boolean
+    /** How; `null` when it cannot. */
+    via: 'account' | 'apiKeyEnv' | 'notRequired' | null
+  }
 }
 
 /** A thread as `thread/list` returns it (its `turns` empty). */
@@ -461,6 +682,7 @@ export type { ThreadGoal, ThreadGoalStatus, SkillMetadata, McpServerStatus, Thre
 
 /** What the app shows the user to log in. */
 export interface LoginStarted {
+  /** Codex's id of the login. */
   loginId: string
   /**
    * `chatgpt`: the URL to open in the browser, as given: its `redirect_uri` names the loopback
@@ -469,6 +691,7 @@ export interface LoginStarted {
   authUrl: string | null
   /** `chatgptDeviceCode`: where to enter `userCode`. */
   verificationUrl: string | null
+  /** `chatgptDeviceCode`: the code the user enters there. */
   userCode: string | null
 }
 
