@@ -60,7 +60,7 @@ pub(super) fn declarations(cfg: &Config) -> Vec<String> {
 }
 
 /// Names TypeScript itself has, or a declaration's own type parameters: nothing to import.
-const GLOBAL: &[&str] = &["Promise", "Record", "Array", "AbortSignal", "M"];
+const GLOBAL: &[&str] = &["Promise", "Record", "Array", "Omit", "Pick", "Partial", "Exclude", "AbortSignal", "M"];
 
 /// The capitalised names a declaration's text mentions (its types), outside its doc comment.
 fn names(text: &str, out: &mut Vec<String>) {
@@ -120,7 +120,8 @@ mod tests {
     #[test]
     fn a_declaration_imports_the_types_it_names() {
         let mut found = Vec::new();
-        names("/**\n * See `Thread` and More.\n */\nexport function f<M extends X>(a: M, o?: CallOptions): Promise<Record<string, Y[]>>\n", &mut found);
+        let declaration = "/**\n * See `Thread` and More.\n */\nexport function f<M extends X>(a: M, o?: CallOptions): Promise<Omit<Record<string, Y[]>, 'k'>>\n";
+        names(declaration, &mut found);
         assert_eq!(found, ["X", "CallOptions", "Y"]);
     }
 
