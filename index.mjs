@@ -35,5 +35,6 @@ export const {
   setLogger,
   startLogin,
   unarchiveThread,
+  updateThreadMetadata,
 } = api
 export default api

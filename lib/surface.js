@@ -16,6 +16,7 @@ module.exports = {
     { name: 'archiveThread', args: ['threadId'], resolves: 'void' },
     { name: 'unarchiveThread', args: ['threadId'], resolves: 'void' },
     { name: 'deleteThread', args: ['threadId'], resolves: 'void' },
+    { name: 'updateThreadMetadata', args: ['threadId', 'metadata'], resolves: 'value' },
     { name: 'revertThread', args: ['threadId'], resolves: 'void' },
     { name: 'compactThread', args: ['threadId'], resolves: 'value' },
     { name: 'readGoal', args: ['threadId'], resolves: 'value' },

@@ -2,6 +2,7 @@
 import type {
   AccountInfo,
   CallOptions,
+  ClientRequestMap,
   ForkThreadOptions,
   GoalChange,
   ListMcpServersOptions,
@@ -82,6 +83,17 @@ export function unarchiveThread(threadId: string, options?: CallOptions): Promis
 
 /** Deletes the thread: gone from both lists, and `readThread` fails. */
 export function deleteThread(threadId: string, options?: CallOptions): Promise<void>
+
+/**
+ * Patches the Git facts Codex keeps for the thread (`gitInfo`: `sha`, `branch`, `originUrl`;
+ * what is absent stays, `null` clears), without loading it; resolves with the thread as
+ * Codex then has it.
+ */
+export function updateThreadMetadata(
+  threadId: string,
+  metadata: Omit<ClientRequestMap['thread/metadata/update']['params'], 'threadId'>,
+  options?: CallOptions,
+): Promise<ThreadRecord>
 
 /**
  * "Edit and resend": removes `beforeTurnId` and every later turn from the thread's history

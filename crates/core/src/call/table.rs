@@ -13,12 +13,13 @@ use crate::failure::{Code, Failure, FailureSource};
 use crate::options::call::{
     read, ApiKey, Args, Argument, CallOptions, CallOptionsOf, ForkThreadOptions, GoalChange, ListMcpServersOptions,
     ListModelsOptions, ListThreadsOptions, Method, Params, ReadThreadOptions, RevertThreadOptions, Shared,
-    StartLoginOptions, ThreadId, ThreadName,
+    StartLoginOptions, ThreadId, ThreadMetadata, ThreadName,
 };
 use crate::options::json::{invalid, OptionsError};
 use crate::protocol::{
     ApprovalPolicy, ModelList, Page, Request, SkillsList, ThreadArchive, ThreadDelete, ThreadFork, ThreadGoalClear,
-    ThreadGoalGet, ThreadGoalSet, ThreadList, ThreadRead, ThreadRevert, ThreadSandbox, ThreadSetName, ThreadUnarchive,
+    ThreadGoalGet, ThreadGoalSet, ThreadList, ThreadMetadataUpdate, ThreadRead, ThreadRevert, ThreadSandbox,
+    ThreadSetName, ThreadUnarchive,
 };
 use crate::resolve::Target;
 use serde_json::{json, Value};
@@ -227,6 +228,12 @@ calls! {
         x.call(&ThreadDelete { thread_id: &thread_id.0 }).await?;
         DONE
     };
+
+    /// Patches the Git facts Codex keeps for the thread (`gitInfo`: `sha`, `branch`, `originUrl`;
+    /// what is absent stays, `null` clears), without loading it; resolves with the thread as
+    /// Codex then has it.
+    UpdateThreadMetadata updateThreadMetadata(thread_id: ThreadId, metadata: ThreadMetadata) CallOptions -> "ThreadRecord"
+        => |x, _o| x.call(&ThreadMetadataUpdate { thread_id: &thread_id.0, patch: &metadata.0 }).await?.thread;
 
     /// "Edit and resend": removes `beforeTurnId` and every later turn from the thread's history
     /// (not the changes those turns made to files); then `runTurn({ threadId })` goes on from

@@ -771,6 +771,38 @@ async fn request_sends_any_method_with_its_params_and_hands_back_the_result() {
 }
 
 #[tokio::test]
+async fn update_thread_metadata_patches_the_git_facts_without_loading_the_thread() {
+    let metadata = json!({"gitInfo": {"branch": "release", "sha": null}});
+    let c =
+        call_args("updateThreadMetadata", Some("t1"), json!({"metadata": metadata}), json!({}), |mut p| async move {
+            hello(&mut p).await;
+            let sent = answer(
+                &mut p,
+                "thread/metadata/update",
+                json!({"thread": {"id": "t1", "gitInfo": {"branch": "release"}}}),
+            )
+            .await;
+            // As given: `null` clears a fact, what is absent stays.
+            assert_eq!(sent, json!({"threadId": "t1", "gitInfo": {"branch": "release", "sha": null}}));
+            p.until_stdin_closed().await;
+        })
+        .await;
+    assert_eq!(c.answer(), &json!({"id": "t1", "gitInfo": {"branch": "release"}}));
+    assert_eq!(c.received.len(), 3, "{:?}", c.received);
+    let refused = |args: Value| parse("updateThreadMetadata", Some(&args.to_string()), None).unwrap_err().0;
+    assert_eq!(
+        refused(json!({"threadId": "t1", "metadata": {}})),
+        "updateThreadMetadata: metadata must set gitInfo (null clears it)"
+    );
+    assert_eq!(refused(json!({"threadId": "t1"})), "updateThreadMetadata: metadata must be an object { gitInfo }");
+    assert!(refused(json!({"threadId": "t1", "metadata": {"title": "x"}})).contains("unknown field `title`"));
+    assert_eq!(
+        refused(json!({"threadId": "t1", "metadata": {"gitInfo": {"branch": ""}}})),
+        "updateThreadMetadata: metadata.gitInfo.branch must be a non-empty string"
+    );
+}
+
+#[tokio::test]
 async fn every_call_reads_a_method_the_server_lacks_as_method_unsupported() {
     let calls: [(&str, Option<&str>, Value, Value, &str); 6] = [
         ("logout", None, json!({}), json!({}), "account/logout"),

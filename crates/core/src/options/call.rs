@@ -318,6 +318,44 @@ impl Argument for GoalChange {
     }
 }
 
+/// `updateThreadMetadata`'s patch of the Git facts Codex keeps for a thread (`gitInfo`: `sha`,
+/// `branch`, `originUrl`), sent as given: what is absent stays, `null` clears.
+#[derive(Clone, PartialEq, Debug)]
+pub struct ThreadMetadata(pub Value);
+
+impl Argument for ThreadMetadata {
+    const NAME: &'static str = "metadata";
+    fn read(value: Value) -> Result<Self, OptionsError> {
+        // Read for their rules only: the patch goes as it was given.
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Patch {
+            #[serde(default, deserialize_with = "present")]
+            git_info: Option<Option<GitInfo>>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct GitInfo {
+            #[serde(default, deserialize_with = "present")]
+            sha: Option<Option<NonEmpty>>,
+            #[serde(default, deserialize_with = "present")]
+            branch: Option<Option<NonEmpty>>,
+            #[serde(default, deserialize_with = "present")]
+            origin_url: Option<Option<NonEmpty>>,
+        }
+        if !value.is_object() {
+            return Err(invalid("metadata must be an object { gitInfo }"));
+        }
+        let patch: Patch = from_json_as(&value.to_string(), Self::NAME)?;
+        match patch.git_info {
+            None => Err(invalid("metadata must set gitInfo (null clears it)")),
+            Some(_) => Ok(ThreadMetadata(value)),
+        }
+    }
+}
+
 /// A client method `request()` sends, as the connection keeps it: `&'static`, as every method it
 /// waits for. Well-formed, and none of a turn's ([`refused_method`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -397,6 +435,7 @@ super::rules::ts_as! {
     ApiKey => "string",
     Method => "string",
     Params => "unknown",
+    ThreadMetadata => "Omit<ClientRequestMap['thread/metadata/update']['params'], 'threadId'>",
 }
 
 /// The arguments of a call as JavaScript passes them: a JSON object of them by name.
