@@ -77,6 +77,11 @@ export declare class NativeTurn {
    * `false` when it was started already. Invalid input throws `InvalidArg` naming it.
    */
   start(inputJson: string): boolean
+  /**
+   * Why a prepared turn ended before `start()` when it waited longer than its `idleTimeoutMs`
+   * (the message of the `TimeoutError` its Turn's `abortReason` is); `null` otherwise.
+   */
+  idled(): string | null
   /** How the preparation ended, as the JSON text of its envelope: `{ok: {threadId}}` or `{failure}`. */
   ready(): Promise<string>
   /**
@@ -88,6 +93,13 @@ export declare class NativeTurn {
   /** The consumer left: queued and future events are dropped; the outcome still resolves. */
   detach(): void
 }
+
+/**
+ * Checks the options of a conversation's entry point (`openConversation`, `send`, `fork`: JSON
+ * text, JavaScript's own values given as `true`); nothing is started. Invalid options throw
+ * `InvalidArg` naming the option.
+ */
+export declare function checkOptions(entry: string, optionsJson: string): void
 
 /**
  * Finds the user's Codex CLI. `optionsJson` is the JSON text of
@@ -140,12 +152,12 @@ export declare function prepareTurn(optionsJson: string, aborted?: boolean | und
 export declare function setLogger(callback: ((recordJson: string) => void) | null, filter?: string | undefined | null): void
 
 /**
- * Validates the arguments and options of call `name` and starts it. `threadId`: the thread
- * calls' thread; `argsJson`: JSON text of the call's other arguments by name (`name`, `goal`,
- * `apiKey`, `method`, `params`); `optionsJson`: JSON text of the options object without
- * `signal`. `aborted`: the signal was aborted already, so nothing is started.
+ * Validates the arguments and options of call `name` (a row of the core's call table) and starts
+ * it. `argsJson`: JSON text of the call's arguments before its options, by name (`threadId`,
+ * `name`, `goal`, `apiKey`, `method`, `params`); `optionsJson`: JSON text of the options object
+ * without `signal`. `aborted`: the signal was aborted already, so nothing is started.
  */
-export declare function startCall(name: string, threadId?: string | undefined | null, argsJson?: string | undefined | null, optionsJson?: string | undefined | null, aborted?: boolean | undefined | null): NativeCall
+export declare function startCall(name: string, argsJson?: string | undefined | null, optionsJson?: string | undefined | null, aborted?: boolean | undefined | null): NativeCall
 
 /**
  * Validates the options (JSON text without `signal`: `type`, `timeoutMs` and the call options)

@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.NativeCall = nativeBinding.NativeCall
 module.exports.NativeLogin = nativeBinding.NativeLogin
 module.exports.NativeTurn = nativeBinding.NativeTurn
+module.exports.checkOptions = nativeBinding.checkOptions
 module.exports.discoverCodex = nativeBinding.discoverCodex
 module.exports.mcpInventory = nativeBinding.mcpInventory
 module.exports.mcpPolicyArgs = nativeBinding.mcpPolicyArgs

@@ -55,6 +55,7 @@ function firstLine(error) {
 
 function unavailableBinding(error) {
   const { name: PACKAGE, optionalDependencies = {} } = require('./package.json')
+  const { codes } = require('./lib/surface.js')
   const platform = platformName()
   const pkg = `${PACKAGE}-${platform}`
   const published = Object.keys(optionalDependencies)
@@ -71,7 +72,7 @@ function unavailableBinding(error) {
       `(platforms: ${published.join(', ')}). The loader reported: ${errors.join('; ')}`
   const failure = {
     source: 'spawn',
-    code: 'NATIVE_ADDON_UNAVAILABLE',
+    code: codes.NATIVE_ADDON_UNAVAILABLE,
     message,
     detail: { platform, package: pkg, supported, loaderErrors: errors },
     retryable: false,
@@ -109,7 +110,7 @@ function unavailableBinding(error) {
     answer() {}
     // The turn has ended before it began: nothing can be steered.
     steer() {
-      const ended = { source: 'turn', code: 'TURN_ENDED', message: `the turn has ended: ${message}`, retryable: false }
+      const ended = { source: 'turn', code: codes.TURN_ENDED, message: `the turn has ended: ${message}`, retryable: false }
       return Promise.resolve(JSON.stringify({ failure: ended }))
     }
     outcome() {
@@ -118,6 +119,10 @@ function unavailableBinding(error) {
     // It ended before it began.
     finished() {
       return true
+    }
+    // Not by waiting too long.
+    idled() {
+      return null
     }
     takeBatch() {
       const batch = this.#batch
@@ -169,6 +174,8 @@ function unavailableBinding(error) {
       }),
     // No core, nothing to log.
     setLogger() {},
+    // No core to check a conversation's options: its turns say what is wrong.
+    checkOptions() {},
     mcpInventory: unavailable,
     mcpPolicyArgs: unavailable,
   }

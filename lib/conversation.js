@@ -6,32 +6,29 @@
 // (Codex refuses a second child on a thread another one holds: "already has an active writer"),
 // so a child is started on the thread only once the previous one is gone.
 
+const binding = require('../native.js')
 const { runTurn, prepareTurn, WAITING } = require('./turn.js')
 const { forkThread } = require('./calls.js')
-const { CodexError, SteerError, failure } = require('./errors.js')
-const { checkOptions, checkMilliseconds, wire, option, plain, isArray } = require('./plain.js')
+const { CodexError, SteerError, failure, nativeCall } = require('./errors.js')
+const { checkOptions, wire, option, plain, isArray } = require('./plain.js')
 const { serialIterator } = require('./iterator.js')
-
-/** The options of a turn that a conversation's options may not carry: each send gives its own. */
-const NOT_OPTIONS = {
-  prompt: 'the input is what send() takes',
-  input: 'the input is what send() takes',
-  outputSchema: "a conversation's turns answer in text",
-  signal: 'close() ends what the conversation runs; abort a Turn to stop it',
-}
-
-/** What `send`'s options hold. */
-const SEND_OPTIONS = ['whileRunning', 'model', 'effort']
-const WHILE_RUNNING = ['steer', 'queue', 'reject']
-
-/** What `fork`'s options hold. */
-const FORK_OPTIONS = ['lastTurnId', 'onTurn']
-
-/** The options of the calls around turns, as a fork takes them from the conversation's. */
-const CALL_OPTIONS = ['cwd', 'codexPath', 'locus', 'env', 'requestTimeoutMs']
+const { checkHandler } = require('./server-requests.js')
+// The options of the calls around turns, as a fork takes them from the conversation's.
+const { callOptions: CALL_OPTIONS, prelude, codes } = require('./surface.js')
 
 /** Events a prepared turn yields before its turn starts: held until it is clear the turn runs on this child. */
-const PRELUDE = new Set(['started', 'threadStarted', 'diagnostic', 'native', 'unknownNotification', 'passthrough', 'rateLimits'])
+const PRELUDE = new Set(prelude)
+
+/**
+ * Has the core check the options of `entry` (`openConversation`, `send`, `fork`): `given` is
+ * their plain copy, `own` the values JavaScript keeps (a function, a signal) by name, of which the
+ * core is told `true` where one was given. Throws a TypeError naming a bad option.
+ */
+function checkWithCore(entry, given, own = {}) {
+  const told = { ...given }
+  for (const [key, value] of Object.entries(own)) if (value !== undefined) told[key] = true
+  nativeCall(() => binding.checkOptions(entry, JSON.stringify(told)))
+}
 
 /**
  * An AbortSignal that has aborted with exactly `reason` (`undefined` included, which
@@ -42,7 +39,7 @@ const abortedSignal = (reason) => ({ aborted: true, reason, addEventListener() {
 
 /** The error of a conversation's state (`TURN_RUNNING`, `CONVERSATION_CLOSED`), as every error of the package: a CodexError. */
 const stateError = (code, message) => new CodexError(failure('turn', code, message))
-const closedError = (what) => stateError('CONVERSATION_CLOSED', `the conversation was closed: ${what}`)
+const closedError = (what) => stateError(codes.CONVERSATION_CLOSED, `the conversation was closed: ${what}`)
 
 /**
  * Whether the Turn of a prepared child ended before its turn began for a reason another child
@@ -353,18 +350,13 @@ class Conversation {
     if (this.#closed) throw closedError('send() after close()')
     options = checkOptions(options, 'send', { optional: true })
     const given = options === undefined ? {} : wire(options, [])
-    for (const key of Object.keys(given)) {
-      if (!SEND_OPTIONS.includes(key)) throw new TypeError(`options.${key} is not an option of send(): ${SEND_OPTIONS.join(', ')}`)
-    }
+    checkWithCore('send', given)
     const whileRunning = given.whileRunning ?? 'steer'
-    if (!WHILE_RUNNING.includes(whileRunning)) {
-      throw new TypeError(`options.whileRunning must be one of 'steer', 'queue', 'reject'`)
-    }
     const model = given.model ?? this.#model
     const effort = given.effort ?? this.#effort
     const spec = { ...this.#check(input, model, effort), model, effort }
     if (this.#running !== null && whileRunning === 'reject') {
-      throw stateError('TURN_RUNNING', 'a turn is running: wait for its end, steer it or queue the input')
+      throw stateError(codes.TURN_RUNNING, 'a turn is running: wait for its end, steer it or queue the input')
     }
     // Codex keeps a turn's model and effort for the turns after it: so does the conversation
     // (its next child is prepared with them).
@@ -486,12 +478,7 @@ class Conversation {
       const onTurn = options === undefined ? undefined : option(options, 'onTurn')
       if (onTurn !== undefined && typeof onTurn !== 'function') throw new TypeError('options.onTurn must be a function')
       const given = options === undefined ? {} : wire(options, ['onTurn'])
-      for (const key of Object.keys(given)) {
-        if (!FORK_OPTIONS.includes(key)) throw new TypeError(`options.${key} is not an option of fork(): ${FORK_OPTIONS.join(', ')}`)
-      }
-      if (given.lastTurnId !== undefined && (typeof given.lastTurnId !== 'string' || given.lastTurnId === '')) {
-        throw new TypeError('options.lastTurnId must be a non-empty string')
-      }
+      checkWithCore('fork', given, { onTurn })
       return this.#fork(given.lastTurnId, onTurn ?? this.#onTurn)
     } catch (error) {
       return Promise.reject(error)
@@ -576,24 +563,15 @@ class Conversation {
  */
 function openConversation(options) {
   options = checkOptions(options, 'openConversation')
-  for (const [key, why] of Object.entries(NOT_OPTIONS)) {
-    if (option(options, key) !== undefined) throw new TypeError(`options.${key} is not an option of a conversation: ${why}`)
-  }
-  const prepareNext = option(options, 'prepareNext')
-  if (prepareNext !== undefined && typeof prepareNext !== 'boolean') throw new TypeError('options.prepareNext must be a boolean')
-  const idleTimeoutMs = option(options, 'idleTimeoutMs')
-  checkMilliseconds(idleTimeoutMs, 'options.idleTimeoutMs', 1)
   const onTurn = option(options, 'onTurn')
   if (onTurn !== undefined && typeof onTurn !== 'function') throw new TypeError('options.onTurn must be a function')
   const handler = option(options, 'onServerRequest')
-  const base = wire(options, ['prepareNext', 'idleTimeoutMs', 'onTurn', 'onServerRequest'])
-  if (base.ephemeral === true) {
-    throw new TypeError(
-      "options.ephemeral: a conversation's thread outlives each turn's child, and an ephemeral thread ends with the child that started it",
-    )
-  }
-  // Every option checked as a turn reads it, with nothing started.
-  runTurn({ ...base, ...(handler === undefined ? {} : { onServerRequest: handler }), prompt: UNSENT, signal: abortedSignal(undefined) })
+  checkHandler(handler)
+  const signal = option(options, 'signal')
+  const given = wire(options, ['onTurn', 'onServerRequest', 'signal'])
+  // Every option checked by the core, as a turn reads it and as a conversation takes it.
+  checkWithCore('openConversation', given, { onTurn, onServerRequest: handler, signal })
+  const { prepareNext, idleTimeoutMs, ...base } = given
   const { threadId = null, model, effort, ...rest } = base
   return new Conversation({ base: rest, handler, onTurn, prepareNext: prepareNext ?? true, idleTimeoutMs, threadId, model, effort })
 }

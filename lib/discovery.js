@@ -3,6 +3,7 @@
 // (crates/core/src/discovery/).
 
 const binding = require('../native.js')
+const { nativeCall } = require('./errors.js')
 const { checkOptions, wire } = require('./plain.js')
 
 /**
@@ -13,14 +14,7 @@ const { checkOptions, wire } = require('./plain.js')
 async function discoverCodex(options) {
   options = checkOptions(options, 'discoverCodex', { optional: true })
   const given = options === undefined ? undefined : JSON.stringify(wire(options))
-  let json
-  try {
-    json = await binding.discoverCodex(given)
-  } catch (error) {
-    if (error && error.code === 'InvalidArg') throw new TypeError(error.message)
-    throw error
-  }
-  return JSON.parse(json)
+  return JSON.parse(await nativeCall(() => binding.discoverCodex(given)))
 }
 
 module.exports = { discoverCodex }

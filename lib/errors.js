@@ -5,6 +5,7 @@
 // which function rejected. Bad options are a TypeError instead, naming the option.
 
 const { types } = require('node:util')
+const { codes } = require('./surface.js')
 
 class CodexError extends Error {
   constructor(failure, options) {
@@ -67,11 +68,31 @@ function reasonText(reason) {
   return own && typeof own.value === 'string' && own.value ? `: ${own.value}` : ''
 }
 
-/** A failure the JavaScript side reports itself, in the core's shape. */
+/** A failure the JavaScript side reports itself, in the core's shape; `code` is one the core declares. */
 function failure(source, code, message, detail) {
+  if (!Object.hasOwn(codes, code)) throw new Error(`${code} is not a failure code of the core (lib/surface.js)`)
   const made = { source, code, message, retryable: false }
   if (detail !== undefined) made.detail = detail
   return made
 }
 
-module.exports = { CodexError, CallError, UtilityError, SteerError, settle, failure, reasonText }
+/**
+ * Runs a call into the binding: its `InvalidArg` (the core's refusal of an option or argument,
+ * named in its message) becomes the TypeError callers expect, thrown — or, for a promise,
+ * rejected.
+ */
+function nativeCall(fn) {
+  const asTypeError = (error) => {
+    if (error && error.code === 'InvalidArg') throw new TypeError(error.message)
+    throw error
+  }
+  let result
+  try {
+    result = fn()
+  } catch (error) {
+    asTypeError(error)
+  }
+  return result instanceof Promise ? result.catch(asTypeError) : result
+}
+
+module.exports = { CodexError, CallError, UtilityError, SteerError, settle, failure, reasonText, nativeCall }

@@ -6,7 +6,7 @@
 // A logger that throws — whatever it throws — is reported once as a process warning.
 
 const binding = require('../native.js')
-const { nativeCall } = require('./turn.js')
+const { nativeCall } = require('./errors.js')
 
 /** Records waiting for a slow logger; beyond this the oldest are dropped and counted. */
 const QUEUE = 1000

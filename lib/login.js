@@ -5,10 +5,9 @@
 // the account once logged in. Nothing throws: bad options reject both with a TypeError.
 
 const binding = require('../native.js')
-const { CallError, settle } = require('./errors.js')
-const { checkOptions, wire, option, checkMilliseconds } = require('./plain.js')
+const { CallError, settle, nativeCall } = require('./errors.js')
+const { checkOptions, wire, option } = require('./plain.js')
 const { checkSignal, listen } = require('./signal.js')
-const { nativeCall } = require('./turn.js')
 
 const noop = () => {}
 
@@ -25,10 +24,6 @@ class LoginHandle {
       options = checkOptions(options, 'startLogin', { optional: true })
       const signal = options === undefined ? undefined : option(options, 'signal')
       checkSignal(signal)
-      if (options !== undefined) {
-        checkMilliseconds(option(options, 'requestTimeoutMs'), 'options.requestTimeoutMs', 1)
-        checkMilliseconds(option(options, 'timeoutMs'), 'options.timeoutMs', 1)
-      }
       const given = options === undefined ? {} : wire(options, ['signal'])
       this.#listening = listen(signal, (why) => this.cancel(why))
       try {

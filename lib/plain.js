@@ -184,17 +184,7 @@ function wire(options, skip = [], path = 'options') {
   return rest
 }
 
-/** Milliseconds as a timer takes them: an integer from `min` to 2^31 − 1. */
-const MAX_MS = 2 ** 31 - 1
-
-function checkMilliseconds(value, path, min = 0) {
-  if (value === undefined) return
-  if (!(Number.isInteger(value) && value >= min && value <= MAX_MS)) {
-    throw new TypeError(`${path} must be an integer number of milliseconds from ${min} to ${MAX_MS}`)
-  }
-}
-
 /** Whether `value` is a Proxy (which may be revoked, and whose traps may throw). */
 const isProxy = (value) => types.isProxy(value)
 
-module.exports = { plain, wire, option, checkOptions, checkMilliseconds, segment, isProxy, isArray, MAX_DEPTH, MAX_MS }
+module.exports = { plain, wire, option, checkOptions, segment, isProxy, isArray, MAX_DEPTH }

@@ -2,22 +2,13 @@
 // Turns: runTurn, prepareTurn and the Turn they give (crates/core/src/turn/).
 
 const binding = require('../native.js')
-const { SteerError, CodexError, settle, failure } = require('./errors.js')
-const { checkOptions, wire, option, checkMilliseconds, isArray } = require('./plain.js')
+const { SteerError, CodexError, settle, failure, nativeCall } = require('./errors.js')
+const { checkOptions, wire, option, isArray } = require('./plain.js')
 const { checkSignal, listen } = require('./signal.js')
 const { BatchReader } = require('./batch.js')
 const { serialIterator } = require('./iterator.js')
 const { serve, checkHandler } = require('./server-requests.js')
-
-/** Turns the native `InvalidArg` error of option validation into the TypeError callers expect. */
-function nativeCall(fn) {
-  try {
-    return fn()
-  } catch (error) {
-    if (error && error.code === 'InvalidArg') throw new TypeError(error.message)
-    throw error
-  }
-}
+const { codes } = require('./surface.js')
 
 class Turn {
   #native
@@ -179,13 +170,6 @@ function startTurn(options, schema, start = binding.startTurn, defaults = {}) {
   return turn
 }
 
-/** The turn's milliseconds, in range (checked before anything else reads them). */
-function checkTimes(options) {
-  checkMilliseconds(option(options, 'interruptGraceMs'), 'options.interruptGraceMs')
-  checkMilliseconds(option(options, 'requestTimeoutMs'), 'options.requestTimeoutMs', 1)
-  checkMilliseconds(option(options, 'serverRequestTimeoutMs'), 'options.serverRequestTimeoutMs', 1)
-}
-
 /**
  * The native turn of `options` (checked to be an object): the signal and the handler read and
  * checked, the rest read as given but for `skip` (JavaScript's own), `adjust`ed, and started by
@@ -195,7 +179,6 @@ function checkTimes(options) {
 function startNative(options, skip, start, onAbort, adjust = () => {}) {
   const signal = option(options, 'signal')
   checkSignal(signal)
-  checkTimes(options)
   const handler = option(options, 'onServerRequest')
   checkHandler(handler)
   const given = wire(options, ['signal', 'onServerRequest', ...skip])
@@ -217,13 +200,10 @@ function startNative(options, skip, start, onAbort, adjust = () => {}) {
   return { native, listening }
 }
 
-/** A prepared turn that is not started ends its child after this. */
-const DEFAULT_IDLE_TIMEOUT_MS = 300_000
-
-/** Why a prepared turn that was never started ended (its `abortReason`). */
+/** Why a prepared turn that was never started ended (its `abortReason`): the core's words. */
 class IdleTimeoutError extends Error {
-  constructor(ms) {
-    super(`the prepared turn was not started within idleTimeoutMs (${ms} ms)`)
+  constructor(message) {
+    super(message)
     this.name = 'TimeoutError'
   }
 }
@@ -240,27 +220,23 @@ const WAITING = Symbol('rennet.preparedTurn.waiting')
  * A prepared turn that waits for `start()` holds nothing that keeps the process alive, nor
  * anything that keeps itself from being collected: no pending promise of the binding (napi-rs
  * settles an async export through a referenced threadsafe function, and keeps its receiver
- * until then), and an idle timer that is unreferenced and reaches it only weakly. Reading
- * `ready` is asking for the preparation's result: that promise keeps the process until it
- * settles. From `start()` on it is a running turn, whose pending outcome keeps the process
- * until its terminal; after `dispose()` its child's end is work too.
+ * until then). Its idle end (`idleTimeoutMs`) is the core's. Reading `ready` is asking for the
+ * preparation's result: that promise keeps the process until it settles. From `start()` on it
+ * is a running turn, whose pending outcome keeps the process until its terminal; after
+ * `dispose()` its child's end is work too.
  */
 class PreparedTurn {
   #native
   #listening
-  #idle = null
   #turn = null
   #disposed = false
   #reason = undefined
   #ready = null
   #gone = null
 
-  constructor(native, listening, idleTimeoutMs) {
+  constructor(native, listening) {
     this.#native = native
     this.#listening = listening
-    const self = new WeakRef(this)
-    this.#idle = setTimeout(() => self.deref()?.dispose(new IdleTimeoutError(idleTimeoutMs)), idleTimeoutMs)
-    this.#idle.unref?.()
   }
 
   /**
@@ -293,7 +269,7 @@ class PreparedTurn {
    */
   start(input) {
     if (this.#turn !== null) {
-      throw new CodexError(failure('turn', 'ALREADY_STARTED', 'start() was called already: a prepared turn is started once'))
+      throw new CodexError(failure('turn', codes.ALREADY_STARTED, 'start() was called already: a prepared turn is started once'))
     }
     let given
     if (typeof input === 'string') given = { prompt: input }
@@ -311,12 +287,12 @@ class PreparedTurn {
     if (schema !== undefined) rest.outputSchema = require('./output-schema.js').prepareOutputSchema(schema, 'input.outputSchema').wire
     // Checked (and handed over) even after dispose: the runner, aborted first, ignores it.
     nativeCall(() => this.#native.start(JSON.stringify(rest)))
-    clearTimeout(this.#idle)
     // From now on the Turn answers the signal.
     const listening = this.#listening
     this.#turn = new Turn(this.#native, () => listening.stop())
     this.#forward = (reason) => this.#turn.abort(reason)
     if (this.#disposed) this.#turn.abort(this.#reason)
+    else if (this.#idled() !== null) this.#turn.abort(new IdleTimeoutError(this.#idled()))
     return this.#turn
   }
 
@@ -328,11 +304,16 @@ class PreparedTurn {
     this.#forward(reason)
   }
 
+  /** Why the core ended it before `start()` (it waited longer than `idleTimeoutMs`), or null. */
+  #idled() {
+    return this.#native.idled() ?? null
+  }
+
   /** For lib/conversation.js: `{ waiting, gone }` (see WAITING); `gone` is read once the turn no longer waits. */
   get [WAITING]() {
     const whenGone = () => this.#whenGone()
     return {
-      waiting: this.#turn === null && !this.#disposed && !this.#native.finished(),
+      waiting: this.#turn === null && !this.#disposed && this.#idled() === null && !this.#native.finished(),
       get gone() {
         return whenGone()
       },
@@ -344,7 +325,6 @@ class PreparedTurn {
     if (this.#turn !== null || this.#disposed) return
     this.#disposed = true
     this.#reason = reason
-    clearTimeout(this.#idle)
     this.#native.abort()
     // Its child's end is work: the process stays until it is gone.
     this.#whenGone()
@@ -358,11 +338,9 @@ class PreparedTurn {
  */
 function prepareTurn(options) {
   options = checkOptions(options, 'prepareTurn')
-  const idleTimeoutMs = option(options, 'idleTimeoutMs') ?? DEFAULT_IDLE_TIMEOUT_MS
-  checkMilliseconds(idleTimeoutMs, 'options.idleTimeoutMs', 1)
   let prepared = null
-  const { native, listening } = startNative(options, ['idleTimeoutMs'], binding.prepareTurn, (reason) => prepared.onSignal(reason))
-  prepared = new PreparedTurn(native, listening, idleTimeoutMs)
+  const { native, listening } = startNative(options, [], binding.prepareTurn, (reason) => prepared.onSignal(reason))
+  prepared = new PreparedTurn(native, listening)
   if (listening.aborted) prepared.dispose(listening.reason)
   return prepared
 }
@@ -376,4 +354,4 @@ function runReview(options) {
   return startTurn(options, undefined, binding.startReview)
 }
 
-module.exports = { runTurn, prepareTurn, runReview, startTurn, nativeCall, Turn, PreparedTurn, WAITING }
+module.exports = { runTurn, prepareTurn, runReview, startTurn, Turn, PreparedTurn, WAITING }

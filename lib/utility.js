@@ -2,6 +2,7 @@
 // runUtility: a structured one-shot call on the turn's runner.
 
 const { UtilityError, failure, reasonText } = require('./errors.js')
+const { codes } = require('./surface.js')
 const { checkOptions, option } = require('./plain.js')
 const { startTurn } = require('./turn.js')
 
@@ -21,7 +22,7 @@ async function runUtility(options) {
   // unless the caller says otherwise.
   const terminal = await startTurn(options, schema.wire, undefined, { ephemeral: true }).outcome
   if (terminal.status === 'cancelled') {
-    const cancelled = failure('turn', 'CANCELLED', `the utility call was cancelled (${terminal.cancellation})${reasonText(terminal.abortReason)}`, {
+    const cancelled = failure('turn', codes.CANCELLED, `the utility call was cancelled (${terminal.cancellation})${reasonText(terminal.abortReason)}`, {
       cancellation: terminal.cancellation,
     })
     throw new UtilityError(terminal, cancelled, { cause: terminal.abortReason })
@@ -31,7 +32,7 @@ async function runUtility(options) {
   if (!checked.ok) {
     throw new UtilityError(
       terminal,
-      failure('turn', 'STRUCTURED_OUTPUT_MISMATCH', `the final message does not match outputSchema: ${checked.message}`, {
+      failure('turn', codes.STRUCTURED_OUTPUT_MISMATCH, `the final message does not match outputSchema: ${checked.message}`, {
         text: terminal.finalMessage,
         ...checked.detail,
       }),

@@ -16,20 +16,19 @@ pub struct NativeCall {
     running: Running,
 }
 
-/// Validates the arguments and options of call `name` and starts it. `threadId`: the thread
-/// calls' thread; `argsJson`: JSON text of the call's other arguments by name (`name`, `goal`,
-/// `apiKey`, `method`, `params`); `optionsJson`: JSON text of the options object without
-/// `signal`. `aborted`: the signal was aborted already, so nothing is started.
+/// Validates the arguments and options of call `name` (a row of the core's call table) and starts
+/// it. `argsJson`: JSON text of the call's arguments before its options, by name (`threadId`,
+/// `name`, `goal`, `apiKey`, `method`, `params`); `optionsJson`: JSON text of the options object
+/// without `signal`. `aborted`: the signal was aborted already, so nothing is started.
 #[napi(catch_unwind)]
 pub fn start_call(
     env: Env,
     name: String,
-    thread_id: Option<String>,
     args_json: Option<String>,
     options_json: Option<String>,
     aborted: Option<bool>,
 ) -> Result<NativeCall> {
-    let options = rennet_codex::call::parse(&name, thread_id, args_json.as_deref(), options_json.as_deref())
+    let options = rennet_codex::call::parse(&name, args_json.as_deref(), options_json.as_deref())
         .map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     crate::locate_guard();
     let (running, work) = rennet_codex::call::start(options, aborted == Some(true));
@@ -64,7 +63,7 @@ pub struct NativeLogin {
 /// and starts the login. `aborted`: the signal was aborted already, so nothing is started.
 #[napi(catch_unwind)]
 pub fn start_login(env: Env, options_json: Option<String>, aborted: Option<bool>) -> Result<NativeLogin> {
-    let options = rennet_codex::call::parse("startLogin", None, None, options_json.as_deref())
+    let options = rennet_codex::call::parse("startLogin", None, options_json.as_deref())
         .map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     crate::locate_guard();
     let (login, work) = rennet_codex::call::login::start(options, aborted == Some(true));

@@ -76,6 +76,14 @@ pub fn start_review(
     run_turn(&env, rennet_codex::options::parse_review(&options_json), aborted, false, on_server_request)
 }
 
+/// Checks the options of a conversation's entry point (`openConversation`, `send`, `fork`: JSON
+/// text, JavaScript's own values given as `true`); nothing is started. Invalid options throw
+/// `InvalidArg` naming the option.
+#[napi(catch_unwind)]
+pub fn check_options(entry: String, options_json: String) -> Result<()> {
+    rennet_codex::options::conversation::check(&entry, &options_json).map_err(|e| Error::new(Status::InvalidArg, e.0))
+}
+
 /// Starts the turn of `parsed` options (an invalid one throws `InvalidArg` naming it).
 fn run_turn(
     env: &Env,
@@ -233,6 +241,13 @@ impl NativeTurn {
         let input = rennet_codex::options::parse_start(&input_json, self.locus.as_ref())
             .map_err(|e| Error::new(Status::InvalidArg, e.0))?;
         Ok(self.handle.controls.start(input))
+    }
+
+    /// Why a prepared turn ended before `start()` when it waited longer than its `idleTimeoutMs`
+    /// (the message of the `TimeoutError` its Turn's `abortReason` is); `null` otherwise.
+    #[napi]
+    pub fn idled(&self) -> Option<String> {
+        self.handle.controls.idled().map(str::to_string)
     }
 
     /// How the preparation ended, as the JSON text of its envelope: `{ok: {threadId}}` or `{failure}`.

@@ -6,6 +6,10 @@ import type { ThreadGoal } from './codex/v2/ThreadGoal.js'
 import type { CodexErrorInfo } from './codex/v2/CodexErrorInfo.js'
 import type { ServerNotification } from './codex/ServerNotification.js'
 import type { ServerRequest as ProtocolServerRequest } from './codex/ServerRequest.js'
+import type { ThreadSortKey } from './codex/v2/ThreadSortKey.js'
+import type { ThreadSourceKind } from './codex/v2/ThreadSourceKind.js'
+import type { ThreadGoalStatus } from './codex/v2/ThreadGoalStatus.js'
+import type { OnServerRequest, Turn } from '../index.js'
 
 /**
  * Every event of a turn, a union on `type`: one `started` first, one `terminal` last, and
@@ -486,4 +490,829 @@ export type Failure = {
   retryable: boolean
   /** Why Codex's model request failed, from its `codexErrorInfo`; absent where Codex said nothing. */
   reason?: FailureReason
+}
+
+/**
+ * Where discovery and the child run: `{ wsl: { distro } }`, inside that WSL distribution
+ * (reached from Windows through `wsl.exe`).
+ */
+export type Locus = {
+  /** The WSL distribution. */
+  wsl: {
+    /** Its name, as `wsl.exe -l` lists it (`Ubuntu`, `Debian`, …). */
+    distro: string
+  }
+}
+
+/** One MCP server a turn may use: Streamable HTTP on loopback. */
+export type McpServer = {
+  /**
+   * An `http(s)` URL on loopback. It reaches Codex on its command line, which every local
+   * user can read: one with userinfo, a query string or a fragment is a `TypeError`. Secrets
+   * go in `bearerTokenEnvVar` or `httpHeaders`, which never reach a command line.
+   */
+  url: string
+  /**
+   * The variable of the child's environment that holds the bearer token (its name, not the
+   * token).
+   */
+  bearerTokenEnvVar?: string
+  /**
+   * Headers sent with every request to the server; their values reach Codex through its
+   * environment, never its command line.
+   */
+  httpHeaders?: Record<string, string>
+}
+
+/** The explicit MCP policy of a turn: these servers, by name, and no other. */
+export type McpPolicy = {
+  /** The servers the turn may use, by the name Codex gives their tools. */
+  servers: Record<string, McpServer>
+}
+
+/**
+ * How closely the model looks at an image (the protocol's `ImageDetail`; the model's default
+ * when absent).
+ */
+export type ImageDetail = 'auto' | 'low' | 'high' | 'original'
+
+/** One item of a turn's input, in the protocol's own words (`UserInput`), sent in order. */
+export type InputItem =
+  | {
+      type: 'text'
+      /** What the user says (non-empty). */
+      text: string
+    }
+  | {
+      type: 'localImage'
+      /**
+       * A file read by Codex: an absolute path (a Windows path with a WSL `locus`); it must
+       * exist.
+       */
+      path: string
+      /** How closely the model looks at the image (the model's default when absent). */
+      detail?: ImageDetail
+    }
+  | {
+      type: 'image'
+      /** An `http(s):` or `data:` URL. */
+      url: string
+      /** How closely the model looks at the image (the model's default when absent). */
+      detail?: ImageDetail
+    }
+  | {
+      type: 'skill'
+      /** The skill's name, as `listSkills` gives it. */
+      name: string
+      /** Its `SKILL.md`: the file must exist (Codex would leave a missing one out silently). */
+      path: string
+    }
+  | {
+      type: 'mention'
+      /** What the mention shows. */
+      name: string
+      /** The path Codex knows it by (a file, or an `app://`/`plugin://` path). */
+      path: string
+    }
+
+/**
+ * What `runTurn` takes: the turn's input (exactly one of `prompt` and `input`) and how it
+ * runs.
+ */
+export type RunTurnOptions = {
+  /** Absolute path of the working directory (a Windows path with a WSL `locus`). */
+  cwd: string
+  /** The model (Codex's default without it; an empty one is none). */
+  model?: string
+  /**
+   * `full` (default): full access; command and file-change approvals are granted, a
+   * permission request gets an empty profile, an elicitation is declined, a question or
+   * any other request a method error (docs/agent-loop.md). `readOnly`: nothing is
+   * granted, every MCP server is off, confirmed by the server. `ask`: the user's own
+   * workspace-write sandbox for `cwd` (`sandbox_workspace_write` as `config/read`
+   * reports it), where Codex asks before it escalates; `onServerRequest` is required and
+   * answers.
+   */
+  access?: 'full' | 'readOnly' | 'ask'
+  /** Resume this stored thread (`thread/resume`); without it a new thread starts. */
+  threadId?: string
+  /** Only these MCP servers, each on loopback (docs/mcp-and-isolation.md). */
+  mcp?: McpPolicy
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution; `cwd` may be a Windows path. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child. */
+  env?: Record<string, string>
+  /**
+   * How long an interrupted turn has to end before its child is killed: 0 … 2^31 − 1
+   * ms; default 2000.
+   */
+  interruptGraceMs?: number
+  /**
+   * Per request (initialize, thread/*, turn/start…) and for the `mcp` inventory, 1 …
+   * 2^31 − 1 ms; default 30000.
+   */
+  requestTimeoutMs?: number
+  /**
+   * `turnCompleted` (default): the run ends with the turn's `turn/completed`; whatever
+   * Codex was still doing for it is named in `terminal.cutOff`. `idle`: the run also
+   * waits for every sub-agent the turn started and every goal continuation Codex runs
+   * on its own.
+   */
+  until?: 'turnCompleted' | 'idle'
+  /**
+   * With `until: 'idle'` only: the goal continuation turns the run waits for at most
+   * (0 … 2^32 − 1; default 20). Reached, the run ends `completed` and `cutOff` names
+   * the goal (`maxContinuations`).
+   */
+  maxContinuations?: number
+  /**
+   * With `until: 'idle'` only: how long the run waits at most after the user's turn
+   * completed (1 … 2^31 − 1 ms; default 1800000, half an hour). Reached, what still
+   * runs is interrupted (killed after `interruptGraceMs`), the run ends `completed`, and
+   * `cutOff` names it (`idleWaitMs`).
+   */
+  idleWaitMs?: number
+  /**
+   * The app answers server requests (approvals, plan mode's questions, permissions, MCP
+   * elicitations, dynamic tool calls) with the method's response type. `undefined` or a
+   * throw: the fixed policy's reply. An answer that does not fit the method's response
+   * type is not sent: the method's refusal goes (under `full` too), and the event says
+   * `unfit` and why. Not with `readOnly`.
+   */
+  onServerRequest?: OnServerRequest
+  /**
+   * How long `onServerRequest` has for an answer before the fixed policy's reply goes
+   * (`timedOut`): 1 … 2^31 − 1 ms; default 600000.
+   */
+  serverRequestTimeoutMs?: number
+  /** The prompt; exactly one of `prompt` and `input`. */
+  prompt?: string
+  /** Text and images, in order; exactly one of `prompt` and `input`. */
+  input?: Array<InputItem>
+  /** The reasoning effort (`low`, `medium`, `high`, … as the model offers them). */
+  effort?: string
+  /**
+   * Structured output: a JSON Schema (draft-07, 2019-09 or 2020-12 by its `$schema`,
+   * 2020-12 without one) or a Standard Schema that can write itself as JSON Schema (zod 4,
+   * arktype, valibot through `toStandardJsonSchema`). Codex sends it with strict mode on,
+   * so a schema strict mode would refuse is a TypeError naming its path.
+   * `terminal.structuredOutput` is the parsed final message; `runUtility` also validates
+   * it.
+   */
+  outputSchema?: object
+  /**
+   * Codex's collaboration mode for this turn (`plan`: it plans and may ask questions);
+   * `default` switches a thread left in plan mode back.
+   */
+  mode?: 'default' | 'plan'
+  /**
+   * Aborts it: before a prepared turn's `start()` it is disposed; a running turn is
+   * interrupted (killed after `interruptGraceMs`), its terminal's `abortReason` the
+   * signal's reason.
+   */
+  signal?: AbortSignal
+  /**
+   * The thread is not stored: not listed, not resumable (`thread/start`'s
+   * `ephemeral`). `runUtility` defaults to true.
+   */
+  ephemeral?: boolean
+}
+
+/**
+ * What `prepareTurn` takes: `runTurn`'s options without the turn's own input
+ * (`PreparedTurn.start` gives it), and how long the prepared turn waits for it.
+ */
+export type PrepareTurnOptions = {
+  /** Absolute path of the working directory (a Windows path with a WSL `locus`). */
+  cwd: string
+  /** The model (Codex's default without it; an empty one is none). */
+  model?: string
+  /**
+   * `full` (default): full access; command and file-change approvals are granted, a
+   * permission request gets an empty profile, an elicitation is declined, a question or
+   * any other request a method error (docs/agent-loop.md). `readOnly`: nothing is
+   * granted, every MCP server is off, confirmed by the server. `ask`: the user's own
+   * workspace-write sandbox for `cwd` (`sandbox_workspace_write` as `config/read`
+   * reports it), where Codex asks before it escalates; `onServerRequest` is required and
+   * answers.
+   */
+  access?: 'full' | 'readOnly' | 'ask'
+  /** Resume this stored thread (`thread/resume`); without it a new thread starts. */
+  threadId?: string
+  /** Only these MCP servers, each on loopback (docs/mcp-and-isolation.md). */
+  mcp?: McpPolicy
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution; `cwd` may be a Windows path. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child. */
+  env?: Record<string, string>
+  /**
+   * How long an interrupted turn has to end before its child is killed: 0 … 2^31 − 1
+   * ms; default 2000.
+   */
+  interruptGraceMs?: number
+  /**
+   * Per request (initialize, thread/*, turn/start…) and for the `mcp` inventory, 1 …
+   * 2^31 − 1 ms; default 30000.
+   */
+  requestTimeoutMs?: number
+  /**
+   * `turnCompleted` (default): the run ends with the turn's `turn/completed`; whatever
+   * Codex was still doing for it is named in `terminal.cutOff`. `idle`: the run also
+   * waits for every sub-agent the turn started and every goal continuation Codex runs
+   * on its own.
+   */
+  until?: 'turnCompleted' | 'idle'
+  /**
+   * With `until: 'idle'` only: the goal continuation turns the run waits for at most
+   * (0 … 2^32 − 1; default 20). Reached, the run ends `completed` and `cutOff` names
+   * the goal (`maxContinuations`).
+   */
+  maxContinuations?: number
+  /**
+   * With `until: 'idle'` only: how long the run waits at most after the user's turn
+   * completed (1 … 2^31 − 1 ms; default 1800000, half an hour). Reached, what still
+   * runs is interrupted (killed after `interruptGraceMs`), the run ends `completed`, and
+   * `cutOff` names it (`idleWaitMs`).
+   */
+  idleWaitMs?: number
+  /**
+   * The app answers server requests (approvals, plan mode's questions, permissions, MCP
+   * elicitations, dynamic tool calls) with the method's response type. `undefined` or a
+   * throw: the fixed policy's reply. An answer that does not fit the method's response
+   * type is not sent: the method's refusal goes (under `full` too), and the event says
+   * `unfit` and why. Not with `readOnly`.
+   */
+  onServerRequest?: OnServerRequest
+  /**
+   * How long `onServerRequest` has for an answer before the fixed policy's reply goes
+   * (`timedOut`): 1 … 2^31 − 1 ms; default 600000.
+   */
+  serverRequestTimeoutMs?: number
+  /** Codex's collaboration mode for the turn (`plan`: it plans and may ask questions). */
+  mode?: 'default' | 'plan'
+  /**
+   * A prepared turn not started within this ends its child (its Turn is then cancelled):
+   * 1 … 2^31 − 1 ms; default 300000.
+   */
+  idleTimeoutMs?: number
+  /**
+   * Aborts it: before a prepared turn's `start()` it is disposed; a running turn is
+   * interrupted (killed after `interruptGraceMs`), its terminal's `abortReason` the
+   * signal's reason.
+   */
+  signal?: AbortSignal
+  /**
+   * The thread is not stored: not listed, not resumable (`thread/start`'s
+   * `ephemeral`). `runUtility` defaults to true.
+   */
+  ephemeral?: boolean
+}
+
+/**
+ * What `PreparedTurn.start` takes besides a bare prompt or item list: the turn's input
+ * (exactly one of `prompt` and `input`) and how the answer is to come back.
+ */
+export type TurnStartFields = {
+  /** The prompt; exactly one of `prompt` and `input`. */
+  prompt?: string
+  /** Text and images, in order; exactly one of `prompt` and `input`. */
+  input?: Array<InputItem>
+  /** Structured output, as `runTurn`'s `outputSchema`. */
+  outputSchema?: object
+  /** The reasoning effort for this turn. */
+  effort?: string
+  /** The model for this turn (`turn/start` carries it); else the prepared turn's. */
+  model?: string
+}
+
+/** What a review looks at: the protocol's `ReviewTarget`. */
+export type ReviewTarget =
+  | { type: 'uncommittedChanges' }
+  | {
+      type: 'baseBranch'
+      /** The branch the changes are compared with. */
+      branch: string
+    }
+  | {
+      type: 'commit'
+      /** The commit to review. */
+      sha: string
+      /** Its title, where the app shows one (non-empty). */
+      title?: string
+    }
+  | {
+      type: 'custom'
+      /** What to review, in the user's words. */
+      instructions: string
+    }
+
+/** What `runReview` takes: a turn's options with a `target` instead of the turn's input. */
+export type ReviewOptions = {
+  /** Absolute path of the working directory (a Windows path with a WSL `locus`). */
+  cwd: string
+  /** The model (Codex's default without it; an empty one is none). */
+  model?: string
+  /**
+   * `full` (default): full access; command and file-change approvals are granted, a
+   * permission request gets an empty profile, an elicitation is declined, a question or
+   * any other request a method error (docs/agent-loop.md). `readOnly`: nothing is
+   * granted, every MCP server is off, confirmed by the server. `ask`: the user's own
+   * workspace-write sandbox for `cwd` (`sandbox_workspace_write` as `config/read`
+   * reports it), where Codex asks before it escalates; `onServerRequest` is required and
+   * answers.
+   */
+  access?: 'full' | 'readOnly' | 'ask'
+  /** Resume this stored thread (`thread/resume`); without it a new thread starts. */
+  threadId?: string
+  /** Only these MCP servers, each on loopback (docs/mcp-and-isolation.md). */
+  mcp?: McpPolicy
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution; `cwd` may be a Windows path. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child. */
+  env?: Record<string, string>
+  /**
+   * How long an interrupted turn has to end before its child is killed: 0 … 2^31 − 1
+   * ms; default 2000.
+   */
+  interruptGraceMs?: number
+  /**
+   * Per request (initialize, thread/*, turn/start…) and for the `mcp` inventory, 1 …
+   * 2^31 − 1 ms; default 30000.
+   */
+  requestTimeoutMs?: number
+  /**
+   * `turnCompleted` (default): the run ends with the turn's `turn/completed`; whatever
+   * Codex was still doing for it is named in `terminal.cutOff`. `idle`: the run also
+   * waits for every sub-agent the turn started and every goal continuation Codex runs
+   * on its own.
+   */
+  until?: 'turnCompleted' | 'idle'
+  /**
+   * With `until: 'idle'` only: the goal continuation turns the run waits for at most
+   * (0 … 2^32 − 1; default 20). Reached, the run ends `completed` and `cutOff` names
+   * the goal (`maxContinuations`).
+   */
+  maxContinuations?: number
+  /**
+   * With `until: 'idle'` only: how long the run waits at most after the user's turn
+   * completed (1 … 2^31 − 1 ms; default 1800000, half an hour). Reached, what still
+   * runs is interrupted (killed after `interruptGraceMs`), the run ends `completed`, and
+   * `cutOff` names it (`idleWaitMs`).
+   */
+  idleWaitMs?: number
+  /**
+   * The app answers server requests (approvals, plan mode's questions, permissions, MCP
+   * elicitations, dynamic tool calls) with the method's response type. `undefined` or a
+   * throw: the fixed policy's reply. An answer that does not fit the method's response
+   * type is not sent: the method's refusal goes (under `full` too), and the event says
+   * `unfit` and why. Not with `readOnly`.
+   */
+  onServerRequest?: OnServerRequest
+  /**
+   * How long `onServerRequest` has for an answer before the fixed policy's reply goes
+   * (`timedOut`): 1 … 2^31 − 1 ms; default 600000.
+   */
+  serverRequestTimeoutMs?: number
+  /**
+   * What to review: the uncommitted changes, a branch's, a commit's, or what the user
+   * says.
+   */
+  target: ReviewTarget
+  /**
+   * Taken as a turn's options take it, and not sent: `review/start` has no effort (the
+   * review runs at the thread's).
+   */
+  effort?: string
+  /**
+   * Aborts it: before a prepared turn's `start()` it is disposed; a running turn is
+   * interrupted (killed after `interruptGraceMs`), its terminal's `abortReason` the
+   * signal's reason.
+   */
+  signal?: AbortSignal
+  /**
+   * The thread is not stored: not listed, not resumable (`thread/start`'s
+   * `ephemeral`). `runUtility` defaults to true.
+   */
+  ephemeral?: boolean
+}
+
+/**
+ * What `openConversation` takes: the options of every turn of the conversation (`runTurn`'s
+ * without the turn's own input, and without `signal`: `close()` ends what it runs), and the
+ * conversation's own.
+ */
+export type ConversationOptions = {
+  /** Absolute path of the working directory (a Windows path with a WSL `locus`). */
+  cwd: string
+  /** The model (Codex's default without it; an empty one is none). */
+  model?: string
+  /**
+   * `full` (default): full access; command and file-change approvals are granted, a
+   * permission request gets an empty profile, an elicitation is declined, a question or
+   * any other request a method error (docs/agent-loop.md). `readOnly`: nothing is
+   * granted, every MCP server is off, confirmed by the server. `ask`: the user's own
+   * workspace-write sandbox for `cwd` (`sandbox_workspace_write` as `config/read`
+   * reports it), where Codex asks before it escalates; `onServerRequest` is required and
+   * answers.
+   */
+  access?: 'full' | 'readOnly' | 'ask'
+  /** Resume this stored thread (`thread/resume`); without it a new thread starts. */
+  threadId?: string
+  /** Only these MCP servers, each on loopback (docs/mcp-and-isolation.md). */
+  mcp?: McpPolicy
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution; `cwd` may be a Windows path. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child. */
+  env?: Record<string, string>
+  /**
+   * How long an interrupted turn has to end before its child is killed: 0 … 2^31 − 1
+   * ms; default 2000.
+   */
+  interruptGraceMs?: number
+  /**
+   * Per request (initialize, thread/*, turn/start…) and for the `mcp` inventory, 1 …
+   * 2^31 − 1 ms; default 30000.
+   */
+  requestTimeoutMs?: number
+  /**
+   * `turnCompleted` (default): the run ends with the turn's `turn/completed`; whatever
+   * Codex was still doing for it is named in `terminal.cutOff`. `idle`: the run also
+   * waits for every sub-agent the turn started and every goal continuation Codex runs
+   * on its own.
+   */
+  until?: 'turnCompleted' | 'idle'
+  /**
+   * With `until: 'idle'` only: the goal continuation turns the run waits for at most
+   * (0 … 2^32 − 1; default 20). Reached, the run ends `completed` and `cutOff` names
+   * the goal (`maxContinuations`).
+   */
+  maxContinuations?: number
+  /**
+   * With `until: 'idle'` only: how long the run waits at most after the user's turn
+   * completed (1 … 2^31 − 1 ms; default 1800000, half an hour). Reached, what still
+   * runs is interrupted (killed after `interruptGraceMs`), the run ends `completed`, and
+   * `cutOff` names it (`idleWaitMs`).
+   */
+  idleWaitMs?: number
+  /**
+   * The app answers server requests (approvals, plan mode's questions, permissions, MCP
+   * elicitations, dynamic tool calls) with the method's response type. `undefined` or a
+   * throw: the fixed policy's reply. An answer that does not fit the method's response
+   * type is not sent: the method's refusal goes (under `full` too), and the event says
+   * `unfit` and why. Not with `readOnly`.
+   */
+  onServerRequest?: OnServerRequest
+  /**
+   * How long `onServerRequest` has for an answer before the fixed policy's reply goes
+   * (`timedOut`): 1 … 2^31 − 1 ms; default 600000.
+   */
+  serverRequestTimeoutMs?: number
+  /** The reasoning effort of the turns (a send may change it for the turns after it). */
+  effort?: string
+  /** Codex's collaboration mode of the turns (`plan`: they plan and may ask questions). */
+  mode?: 'default' | 'plan'
+  /**
+   * Default true: the next turn's child is started (up to `thread/resume`) as soon as the
+   * previous turn ended, and waits for the next send, as `prepareTurn` does.
+   */
+  prepareNext?: boolean
+  /**
+   * How long a prepared child waits for the next send before it is ended, counted from
+   * when it is prepared (`prepareTurn`'s `idleTimeoutMs`: 1 … 2^31 − 1 ms; default 300000,
+   * 5 minutes). A send after that starts a child of its own on the thread, as a send with
+   * `prepareNext: false` does.
+   */
+  idleTimeoutMs?: number
+  /**
+   * Called with every Turn the conversation starts for the app's input, as soon as it
+   * exists: the one a send returns, a queued one, and the one an input becomes when it was
+   * too late to steer it into the running turn (that turn had ended, or Codex refused the
+   * steer).
+   */
+  onTurn?: (turn: Turn) => void
+  /**
+   * Not an option of a conversation: one child per turn, and an ephemeral thread ends with
+   * its child (a TypeError).
+   */
+  ephemeral?: false
+}
+
+/** What `Conversation.send` takes besides the input. */
+export type SendOptions = {
+  /**
+   * While a turn runs: `steer` (default) adds the input to it (`turn/steer`) and returns that
+   * Turn; `queue` returns a Turn that starts when the running one (and those queued before it)
+   * ended; `reject` throws a CodexError `TURN_RUNNING`.
+   */
+  whileRunning?: 'steer' | 'queue' | 'reject'
+  /**
+   * The model for this turn and the ones after it (`turn/start` carries it; Codex keeps it for
+   * the thread).
+   */
+  model?: string
+  /** The reasoning effort for this turn and the ones after it. */
+  effort?: string
+}
+
+/** What `Conversation.fork` takes. */
+export type ConversationForkOptions = {
+  /** The last turn the fork keeps (inclusive); without it, the whole history. */
+  lastTurnId?: string
+  /** The new conversation's `onTurn` (default: this one's). */
+  onTurn?: (turn: Turn) => void
+}
+
+/**
+ * What every call around turns takes. Each call is one short-lived `codex app-server` child,
+ * found and started as a turn's is and ended (with everything it started) before the promise
+ * settles.
+ */
+export type CallOptions = {
+  /**
+   * Absolute; where the child runs (default: a neutral directory such as the temp dir).
+   * `listThreads` also filters by it, `listSkills` and `listMcpServers` look there.
+   */
+  cwd?: string
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /**
+   * Ends the child at once; the call rejects with `CANCELLED` and the signal's reason
+   * as `cause`.
+   */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), 1 … 2^31 − 1 ms; default 30000. */
+  requestTimeoutMs?: number
+}
+
+/** What `listModels` takes. */
+export type ListModelsOptions = {
+  /**
+   * Absolute; where the child runs (default: a neutral directory such as the temp dir).
+   * `listThreads` also filters by it, `listSkills` and `listMcpServers` look there.
+   */
+  cwd?: string
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /**
+   * Ends the child at once; the call rejects with `CANCELLED` and the signal's reason
+   * as `cause`.
+   */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), 1 … 2^31 − 1 ms; default 30000. */
+  requestTimeoutMs?: number
+  /** Hidden models too (left out by default, even where Codex lists them). */
+  includeHidden?: boolean
+}
+
+/** What `listThreads` takes: which page of which threads. */
+export type ListThreadsOptions = {
+  /**
+   * Absolute; where the child runs (default: a neutral directory such as the temp dir).
+   * `listThreads` also filters by it, `listSkills` and `listMcpServers` look there.
+   */
+  cwd?: string
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /**
+   * Ends the child at once; the call rejects with `CANCELLED` and the signal's reason
+   * as `cause`.
+   */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), 1 … 2^31 − 1 ms; default 30000. */
+  requestTimeoutMs?: number
+  /** At most this many threads (1 or more; Codex's default without it). */
+  limit?: number
+  /** `nextCursor` of the page before (non-empty); `null` or none: the first page. */
+  cursor?: string | null
+  /** `true`: only archived threads; otherwise only threads not archived. */
+  archived?: boolean
+  /** Only threads whose title contains this. */
+  searchTerm?: string
+  /**
+   * `created_at` (Codex's default), `updated_at`, `recency_at`, `section_position`; newest
+   * first.
+   */
+  sortKey?: ThreadSortKey
+  /**
+   * Only threads of these sources. Codex's default is the interactive ones (app-server and
+   * CLI sessions): threads of sub-agents (`subAgent`, `subAgentThreadSpawn`, …) and of
+   * `codex exec` (`exec`) are listed only when asked for here.
+   */
+  sourceKinds?: ThreadSourceKind[]
+}
+
+/** What `readThread` takes. */
+export type ReadThreadOptions = {
+  /**
+   * Absolute; where the child runs (default: a neutral directory such as the temp dir).
+   * `listThreads` also filters by it, `listSkills` and `listMcpServers` look there.
+   */
+  cwd?: string
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /**
+   * Ends the child at once; the call rejects with `CANCELLED` and the signal's reason
+   * as `cause`.
+   */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), 1 … 2^31 − 1 ms; default 30000. */
+  requestTimeoutMs?: number
+  /** The thread's turns and their items too. */
+  includeTurns?: boolean
+}
+
+/** What `forkThread` takes. */
+export type ForkThreadOptions = {
+  /**
+   * Absolute; where the child runs (default: a neutral directory such as the temp dir).
+   * `listThreads` also filters by it, `listSkills` and `listMcpServers` look there.
+   */
+  cwd?: string
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /**
+   * Ends the child at once; the call rejects with `CANCELLED` and the signal's reason
+   * as `cause`.
+   */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), 1 … 2^31 − 1 ms; default 30000. */
+  requestTimeoutMs?: number
+  /** The last turn the fork keeps (inclusive); without it, the whole history. */
+  lastTurnId?: string
+}
+
+/** What `revertThread` takes: the turn from which on the history goes. */
+export type RevertThreadOptions = {
+  /**
+   * Absolute; where the child runs (default: a neutral directory such as the temp dir).
+   * `listThreads` also filters by it, `listSkills` and `listMcpServers` look there.
+   */
+  cwd?: string
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /**
+   * Ends the child at once; the call rejects with `CANCELLED` and the signal's reason
+   * as `cause`.
+   */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), 1 … 2^31 − 1 ms; default 30000. */
+  requestTimeoutMs?: number
+  /** The first turn to remove: it and every later turn leave the thread's history. */
+  beforeTurnId: string
+}
+
+/** What `listMcpServers` takes. */
+export type ListMcpServersOptions = {
+  /**
+   * Absolute; where the child runs (default: a neutral directory such as the temp dir).
+   * `listThreads` also filters by it, `listSkills` and `listMcpServers` look there.
+   */
+  cwd?: string
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /**
+   * Ends the child at once; the call rejects with `CANCELLED` and the signal's reason
+   * as `cause`.
+   */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), 1 … 2^31 − 1 ms; default 30000. */
+  requestTimeoutMs?: number
+  /**
+   * Let Codex start every enabled server to ask it (stdio commands run, remote servers are
+   * contacted); without it, none is started.
+   */
+  connect?: boolean
+}
+
+/** What `startLogin` takes: which ChatGPT login, and how long it may wait for the user. */
+export type StartLoginOptions = {
+  /**
+   * Absolute; where the child runs (default: a neutral directory such as the temp dir).
+   * `listThreads` also filters by it, `listSkills` and `listMcpServers` look there.
+   */
+  cwd?: string
+  /**
+   * Use this Codex executable as given instead of discovering one (inside the
+   * distribution with `locus`).
+   */
+  codexPath?: string
+  /** Run discovery and the child inside a WSL distribution. */
+  locus?: Locus
+  /** Merged over the inherited environment for the child (e.g. `CODEX_HOME`). */
+  env?: Record<string, string>
+  /**
+   * Ends the child at once; the call rejects with `CANCELLED` and the signal's reason
+   * as `cause`.
+   */
+  signal?: AbortSignal
+  /** Per request (`initialize` and the call's own), 1 … 2^31 − 1 ms; default 30000. */
+  requestTimeoutMs?: number
+  /**
+   * `'chatgpt'` (default): in the browser; `'chatgptDeviceCode'`: a code entered on another
+   * device.
+   */
+  type?: 'chatgpt' | 'chatgptDeviceCode'
+  /**
+   * How long the login may wait for the user, from when `started` resolves, before it is
+   * cancelled (`REQUEST_TIMEOUT`); 1 … 2^31 − 1 ms, default 600000.
+   */
+  timeoutMs?: number
+}
+
+/** What `setGoal` changes; what is absent stays as it is. */
+export type GoalChange = {
+  /** What the thread works toward (non-empty). */
+  objective?: string
+  /** `active`, `paused`, …: the protocol's `ThreadGoalStatus`. */
+  status?: ThreadGoalStatus
+  /** The tokens the goal may spend (a positive integer); `null`: no budget. */
+  tokenBudget?: number | null
+}
+
+/** What `discoverCodex` takes: where to look, with which environment, and whether to look again. */
+export type DiscoverOptions = {
+  /** Discover inside this WSL distribution (through `wsl.exe`). */
+  locus?: Locus
+  /** Merged over the process environment (`PATH`, `HOME`, `SHELL`, `RENNET_CODEX_BIN`, …). */
+  env?: Record<string, string>
+  /** Probe again instead of answering from the per-process cache. */
+  refresh?: boolean
+}
+
+/** What `setLogger` takes besides the logger. */
+export type LoggerOptions = {
+  /**
+   * `RENNET_LOG` syntax, e.g. `rennet_codex=debug`; default: `RENNET_LOG`, else
+   * `rennet_codex=info`.
+   */
+  filter?: string
 }

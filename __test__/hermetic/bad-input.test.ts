@@ -208,7 +208,7 @@ describe('inputs that cannot work are refused before anything starts', () => {
     for (const key of ['sk-a\nb', 'sk-a\u0000b', 'sk-a b', ' sk-ab', 'sk-ab\t', 'sk-a\u007fb', 'sk-a\u00a0b']) {
       const error = await loginWithApiKey(key, { codexPath }).then(() => undefined, (e: Error) => e)
       expect(error, JSON.stringify(key)).toBeInstanceOf(TypeError)
-      expect(error?.message).toMatch(/^apiKey must be a non-empty string without whitespace or control characters$/)
+      expect(error?.message).toMatch(/^loginWithApiKey: apiKey must be a non-empty string without whitespace or control characters$/)
     }
     await expect(listThreads({ codexPath, cursor: '' })).rejects.toThrow(new TypeError('options.cursor must be a non-empty string'))
     expect(fakeCodexRuns(codexPath)).toEqual([])

@@ -22,6 +22,7 @@ import {
   setLogger,
   startLogin,
   unarchiveThread,
+  updateThreadMetadata,
 } from '../../index.js'
 import type { CallOptions, LogRecord } from '../../index.js'
 import { fakeCodexRuns } from '../../testing/index.js'
@@ -274,6 +275,17 @@ describe('thread verbs', () => {
     })
   }
 
+  it('updateThreadMetadata sends thread/metadata/update as given, without loading the thread, and resolves with the thread', async () => {
+    const updated = { ...thread, gitInfo: { branch: 'release', sha: null, originUrl: null } }
+    const { value, error, runs, sent } = await against({ calls: { 'thread/metadata/update': { result: { thread: updated } } } }, (o) =>
+      updateThreadMetadata(thread.id, { gitInfo: { branch: 'release', sha: null } }, o),
+    )
+    expect(error).toBeUndefined()
+    expect(value).toEqual(updated)
+    expect(sent).toEqual([...HANDSHAKE, 'thread/metadata/update'])
+    expect(runs[0].requests('thread/metadata/update')).toEqual([{ threadId: thread.id, gitInfo: { branch: 'release', sha: null } }])
+  })
+
   it('revertThread loads the thread read-only in its own directory, then reverts', async () => {
     const { value, runs, sent } = await against({ calls: { 'thread/revert': { result: { thread, turnsBackwardsCursor: null } } } }, (o) =>
       revertThread(thread.id, { ...o, beforeTurnId: 'turn-2' }),
@@ -435,6 +447,9 @@ describe('bad arguments reject with a TypeError naming them (nothing throws)', (
     ['an option of another call', () => listSkills({ connect: true } as CallOptions), 'options.connect is not an option of listSkills'],
     ['method', () => request('' as never), 'request: method must be a non-empty string'],
     ['params', () => request('thread/loaded/list', { limit: 1n } as never), /^request: params\.limit is a BigInt/],
+    ['metadata missing', () => updateThreadMetadata('t', undefined as never), 'updateThreadMetadata: metadata must be an object { gitInfo }'],
+    ['metadata empty', () => updateThreadMetadata('t', {}), 'updateThreadMetadata: metadata must set gitInfo (null clears it)'],
+    ['metadata field', () => updateThreadMetadata('t', { title: 'x' } as never), /^updateThreadMetadata: metadata\.title: unknown field `title`/],
   ]
   itRejectsWithTypeErrors(cases)
 })
@@ -443,7 +458,7 @@ describe('exports', () => {
   it('are the same from CommonJS and ESM', async () => {
     const esm = await import('../../index.mjs')
     const names = ['loginWithApiKey', 'startLogin', 'logout', 'renameThread', 'archiveThread', 'unarchiveThread', 'deleteThread', 'revertThread']
-    names.push('compactThread', 'readGoal', 'setGoal', 'clearGoal', 'listSkills', 'listMcpServers', 'request')
+    names.push('compactThread', 'readGoal', 'setGoal', 'clearGoal', 'listSkills', 'listMcpServers', 'request', 'updateThreadMetadata')
     for (const name of names as Array<keyof typeof cjs>) {
       expect(typeof cjs[name]).toBe('function')
       expect(esm[name]).toBe(cjs[name])

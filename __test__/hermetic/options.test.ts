@@ -51,9 +51,14 @@ describe('runTurn option validation', () => {
 
   it('throws on a grace or timeout that is not an integer in range (NaN, Infinity and 2^31 included)', () => {
     const dir = tempDir()
-    for (const value of [NaN, Infinity, -Infinity, -1, 1.5, 2 ** 31, 3e9, Number.MAX_SAFE_INTEGER]) {
+    for (const value of [-1, 1.5, 2 ** 31, 3e9, Number.MAX_SAFE_INTEGER, null]) {
       expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), interruptGraceMs: value }, /^options\.interruptGraceMs must be an integer number of milliseconds from 0 to 2147483647/)
       expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), requestTimeoutMs: value }, /^options\.requestTimeoutMs must be an integer number of milliseconds from 1 to 2147483647/)
+    }
+    // What JSON cannot carry is refused as it is read, before the core's range.
+    for (const value of [NaN, Infinity, -Infinity]) {
+      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), interruptGraceMs: value }, /^options\.interruptGraceMs must be a finite number/)
+      expectTypeError({ prompt: 'hi', cwd: dir, codexPath: fakeCodexPath(dir), requestTimeoutMs: value }, /^options\.requestTimeoutMs must be a finite number/)
     }
   })
 

@@ -5,6 +5,7 @@
 // package that would carry the addon and what the loader itself reported.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -14,6 +15,11 @@ import type { Discovery, TerminalEvent } from '../../index.js'
 import { discover, sandboxPerTest } from '../discovery/fakes.js'
 
 const ROOT = resolve(__dirname, '../..')
+
+/** Every call that settles a promise, as the core's call table lists them (`startLogin` is a handle: `login` below). */
+const CALLS: Array<{ name: string; args: string[] }> = createRequire(__filename)(join(ROOT, 'lib', 'surface.js')).calls.filter(
+  (row: { resolves: string }) => row.resolves !== 'handle',
+)
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   name: string
   napi: { binaryName: string }
@@ -57,10 +63,8 @@ const body = `
     out.typeError = error instanceof TypeError ? error.message : String(error)
   }
   out.calls = []
-  const calls = [['readAccount', []], ['listModels', []], ['listThreads', []], ['readThread', ['t']], ['forkThread', ['t']],
-    ['loginWithApiKey', ['sk-x']], ['logout', []], ['renameThread', ['t', 'n']], ['archiveThread', ['t']], ['unarchiveThread', ['t']],
-    ['deleteThread', ['t']], ['revertThread', ['t', { beforeTurnId: 'u' }]], ['compactThread', ['t']], ['readGoal', ['t']],
-    ['setGoal', ['t', { status: 'paused' }]], ['clearGoal', ['t']], ['listSkills', []], ['listMcpServers', []], ['request', ['thread/loaded/list']]]
+  // Each call with a string for each of its arguments: nothing checks them without the addon.
+  const calls = ${JSON.stringify(CALLS.map(({ name, args }) => [name, args.map(() => 't')]))}
   for (const [call, args] of calls) {
     try {
       await codex[call](...args)
@@ -127,11 +131,9 @@ function probe(script: string, preload?: string): Probe {
 /** The checks every probe must pass; returns the failure for the platform-specific ones. */
 function expectUnavailable(result: Probe) {
   const api = ['UtilityError', 'discoverCodex', 'runTurn', 'prepareTurn', 'runReview', 'openConversation', 'runUtility', 'setLogger', 'SteerError', 'CodexError']
-  const calls = ['readAccount', 'listModels', 'listThreads', 'readThread', 'forkThread', 'CallError']
-  // The calls of #33: each fails as the first five do, and a login's two results too.
-  const more = ['loginWithApiKey', 'logout', 'renameThread', 'archiveThread', 'unarchiveThread', 'deleteThread', 'revertThread']
-  more.push('compactThread', 'readGoal', 'setGoal', 'clearGoal', 'listSkills', 'listMcpServers', 'request')
-  expect(result.exports).toEqual([...api, ...calls, ...more, 'startLogin'].concat(result.exports.includes('default') ? ['default'] : []).sort())
+  // Every call fails as a turn does, and a login's two results too.
+  const calls = CALLS.map((call) => call.name)
+  expect(result.exports).toEqual([...api, 'CallError', ...calls, 'startLogin'].concat(result.exports.includes('default') ? ['default'] : []).sort())
   const { discovery, events, outcome, utility } = result
   expect(discovery).toMatchObject({ available: false, selected: null, candidates: [] })
   expect(events).toEqual([outcome])
@@ -146,7 +148,7 @@ function expectUnavailable(result: Probe) {
   expect(result.typeError).toBe('options.signal must be an AbortSignal')
   expect(result.logger).toBe('accepted')
   const unavailable = { name: 'CallError', isCallError: true, source: 'spawn', code: 'NATIVE_ADDON_UNAVAILABLE', message: failure.message }
-  expect(result.calls).toEqual([...calls.slice(0, 5), ...more].map(() => unavailable))
+  expect(result.calls).toEqual(calls.map(() => unavailable))
   expect(result.login).toEqual([unavailable, unavailable])
   // A conversation's turn ends as any turn does there (its prepared child could not start either).
   expect(result.conversation).toEqual(outcome)

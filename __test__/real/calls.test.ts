@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { CallError, forkThread, listModels, listThreads, readAccount, readThread } from '../../index.js'
 import { archiveThread, clearGoal, compactThread, deleteThread, listMcpServers, listSkills, loginWithApiKey, logout } from '../../index.js'
-import { readGoal, renameThread, request, revertThread, setGoal, setLogger, startLogin, unarchiveThread } from '../../index.js'
+import { readGoal, renameThread, request, revertThread, setGoal, setLogger, startLogin, unarchiveThread, updateThreadMetadata } from '../../index.js'
 import type { CallOptions, LogRecord } from '../../index.js'
 import { codexUnderTest, isolatedEnv } from '../../testing/codex-home.js'
 import { messageResponse, usage as sseUsage } from '../../testing/mock-responses.js'
@@ -323,6 +323,25 @@ describe('real codex app-server: the calls of #33', () => {
       expect(await ids()).not.toContain(threadId)
       expect(await ids({ archived: true })).not.toContain(threadId)
       await expect(settled((o) => readThread(threadId, o), calls)).rejects.toMatchObject({ code: 'REQUEST_FAILED' })
+      expect(first.home.configHash(), 'config.toml untouched').toBe(first.home.initialHash)
+    } finally {
+      await first.dispose()
+    }
+  })
+
+  it('metadata: the Git facts of a thread a real turn made are patched, one cleared, and read back', { timeout: SLOW }, async () => {
+    const first = await runRealTurn({ scenario: [messageResponse('Noted.')], prompt: 'Note this.', keep: true })
+    try {
+      expect(first.terminal.status).toBe('completed')
+      const threadId = first.terminal.threadId!
+      const calls: CallOptions = { codexPath: first.home.codexPath, env: first.home.env, cwd: first.cwd.path }
+      const patched = await settled((o) => updateThreadMetadata(threadId, { gitInfo: { branch: 'release', sha: 'abc1234' } }, o), calls)
+      expect(patched.id).toBe(threadId)
+      expect(patched.gitInfo).toMatchObject({ branch: 'release', sha: 'abc1234' })
+      // What is absent stays; null clears.
+      const cleared = await settled((o) => updateThreadMetadata(threadId, { gitInfo: { branch: null } }, o), calls)
+      expect(cleared.gitInfo).toMatchObject({ branch: null, sha: 'abc1234' })
+      expect((await settled((o) => readThread(threadId, o), calls)).gitInfo).toMatchObject({ branch: null, sha: 'abc1234' })
       expect(first.home.configHash(), 'config.toml untouched').toBe(first.home.initialHash)
     } finally {
       await first.dispose()

@@ -1,7 +1,7 @@
 // Compiled, never run (`pnpm test:types`): the calls around turns as an app's UI code uses them.
 import { CallError, forkThread, listModels, listThreads, readAccount, readThread } from '@rennet/codex'
 import { archiveThread, clearGoal, compactThread, deleteThread, listMcpServers, listSkills, loginWithApiKey, logout } from '@rennet/codex'
-import { readGoal, renameThread, request, revertThread, runTurn, setGoal, startLogin, unarchiveThread } from '@rennet/codex'
+import { readGoal, renameThread, request, revertThread, runTurn, setGoal, startLogin, unarchiveThread, updateThreadMetadata } from '@rennet/codex'
 import type { AccountInfo, LoginHandle, McpServerStatus, Model, SkillMetadata, ThreadGoal, ThreadRecord, ThreadSummary, Usage } from '@rennet/codex'
 import codex from '@rennet/codex'
 import type { FakeCodexScript } from '@rennet/codex/testing'
@@ -86,6 +86,10 @@ export async function verbs(threadId: string, turnId: string, cwd: string): Prom
   // @ts-expect-error sort keys are Codex's
   await listThreads({ sortKey: 'sideways' })
   await unarchiveThread(threadId)
+  const tagged: ThreadRecord = await updateThreadMetadata(threadId, { gitInfo: { branch: 'release', sha: null } })
+  await updateThreadMetadata(tagged.id, { gitInfo: null })
+  // @ts-expect-error the git facts Codex keeps, by its names
+  await updateThreadMetadata(threadId, { gitInfo: { tag: 'v1' } })
   await revertThread(threadId, { beforeTurnId: turnId })
   // @ts-expect-error revert needs the turn to remove from
   await revertThread(threadId, {})

@@ -18,8 +18,6 @@ pub mod mcp_policy;
 pub mod options;
 pub mod process;
 pub mod protocol;
-#[cfg(test)]
-mod public_types;
 pub mod resolve;
 #[cfg(test)]
 mod rooms;

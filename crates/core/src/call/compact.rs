@@ -9,7 +9,7 @@
 //! that estimates the compacted context (no input or output) — so summing `last` would count
 //! what is not the compaction's.
 
-use super::script::Caller;
+use super::Caller;
 use crate::events::Usage;
 use crate::exchange::{Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::failure::{Code, Failure, FailureSource};

@@ -15,11 +15,12 @@
 //! another program starts ends this one's `completed` with Codex's "Login cancelled"
 //! (`LOGIN_FAILED`).
 
-use super::script::{account_info, Caller};
+use super::{account_info, Caller, ParsedCall};
 use crate::cancel::Cancel;
 use crate::exchange::{failures, handshake, Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::failure::{Code, Failure, FailureSource};
-use crate::options::call::{CallOptions, LoginKind, Secret};
+use crate::options::call::{LoginKind, DEFAULT_LOGIN_TIMEOUT};
+use crate::options::rules::Secret;
 use crate::protocol::{method, params, LoginCancel, LoginStart, RpcError};
 use crate::resolve::Target;
 use serde::Deserialize;
@@ -212,14 +213,25 @@ pub(super) async fn with_api_key<R: Input, W: Output>(
     }
 }
 
+/// Which login `call` asks for, and how long it may wait for the user; `None` for another call.
+fn asked(call: &super::Call) -> Option<(LoginKind, Duration)> {
+    match call {
+        super::Call::StartLogin { options } => Some((
+            options.kind.unwrap_or(LoginKind::Chatgpt),
+            options.timeout_ms.map_or(DEFAULT_LOGIN_TIMEOUT, |ms| ms.duration()),
+        )),
+        _ => None,
+    }
+}
+
 /// A login's play: the handshake, `account/login/start` (then `started` is told what to show),
 /// and the wait for the login to complete; then the account.
 pub(super) async fn play<R: Input, W: Output>(
     exchange: &mut Exchange<'_, R, W>,
-    options: &CallOptions,
+    options: &ParsedCall,
     started: &Started,
 ) -> Result<Value, Stop> {
-    let super::Call::StartLogin { kind, timeout } = options.call else {
+    let Some((kind, timeout)) = asked(&options.call) else {
         let message = "a login's options name another call";
         return Err(Stop::Failed(Failure::new(FailureSource::Internal, Code::InternalError, message)));
     };
@@ -380,7 +392,7 @@ pub type Started = watch::Sender<Option<String>>;
 
 /// The login, ready to run: its handle, and the work to spawn (it settles both results however
 /// it ends, a defect included). `aborted`: nothing is started.
-pub fn start(options: CallOptions, aborted: bool) -> (Login, impl Future<Output = ()> + Send + 'static) {
+pub fn start(options: ParsedCall, aborted: bool) -> (Login, impl Future<Output = ()> + Send + 'static) {
     let cancel = Arc::new(Cancel::new());
     if aborted {
         cancel.request_kill();
@@ -389,8 +401,8 @@ pub fn start(options: CallOptions, aborted: bool) -> (Login, impl Future<Output 
     let completed = Arc::new(watch::channel(None).0);
     // Taken now, in the caller's order: of two logins started one after the other, the first
     // wins. One that starts nothing needs no port.
-    let slot = match options.call {
-        super::Call::StartLogin { kind: LoginKind::Chatgpt, .. } if !aborted => Some(BrowserSlot::take(&cancel)),
+    let slot = match asked(&options.call) {
+        Some((LoginKind::Chatgpt, _)) if !aborted => Some(BrowserSlot::take(&cancel)),
         _ => None,
     };
     let finish = {

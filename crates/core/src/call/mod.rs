@@ -4,25 +4,28 @@
 //! ([`crate::run`]: started, ended and described as a turn's is), over the same exchange:
 //! the handshake and the call's request(s), each with its deadline, while an abort or the
 //! server's end stops everything at once. Nothing the server asks for is granted. A call is one
-//! row of [`script::play`]; a ChatGPT login has a handle of its own ([`login`]). `drive` is
-//! generic over the connection and the process, so `cargo test` plays the server.
+//! row of [`table`]; a ChatGPT login has a handle of its own ([`login`]). `drive` is generic
+//! over the connection and the process, so `cargo test` plays the server.
 
 mod compact;
 pub mod login;
 mod mcp;
-mod script;
+pub mod table;
 
-pub use crate::options::call::{parse, refused_method, Call, CallOptions, GoalChange, LoginKind, Secret};
+pub use crate::options::call::{refused_method, GoalChange, LoginKind};
+pub use crate::options::rules::Secret;
+pub use table::{parse, Call, ParsedCall};
 
 use crate::app_server::{self, NotStarted};
 use crate::cancel::Cancel;
-use crate::exchange::{Exchange, Input, Output, Stop};
+use crate::exchange::{failures, handshake, Exchange, Input, Output, Owner, Stop};
 use crate::failure::{Code, Failure, FailureSource};
 use crate::options::target::Target;
 use crate::process::{ServerProcess, Spec};
+use crate::protocol::{method, AccountRateLimitsRead, AccountRead, ApprovalPolicy, ThreadLoad, ThreadSandbox};
 use crate::resolve::Resolved;
 use crate::run;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -68,13 +71,13 @@ impl Running {
 
 /// The call, ready to run: its handle, and the work to spawn on the runtime (it settles the
 /// handle's outcome however it ends, a defect included). `aborted`: nothing is started.
-pub fn start(options: CallOptions, aborted: bool) -> (Running, impl Future<Output = ()> + Send + 'static) {
+pub fn start(options: ParsedCall, aborted: bool) -> (Running, impl Future<Output = ()> + Send + 'static) {
     start_with(options, aborted, |call, cancel| async move { run::start_and_drive(call, &cancel).await })
 }
 
 /// [`start`] with the work given (a test's can fail as production's must not).
 fn start_with<F, Fut>(
-    options: CallOptions,
+    options: ParsedCall,
     aborted: bool,
     work: F,
 ) -> (Running, impl Future<Output = ()> + Send + 'static)
@@ -102,7 +105,7 @@ pub async fn drive<R: Input, W: Output, P: ServerProcess>(
     reader: R,
     writer: W,
     process: P,
-    options: &CallOptions,
+    options: &ParsedCall,
     cancel: &Cancel,
     login: Option<&login::Started>,
 ) -> Outcome {
@@ -111,7 +114,7 @@ pub async fn drive<R: Input, W: Output, P: ServerProcess>(
 
 /// A call as the shell runs it, a ChatGPT login ([`login::start`]) included.
 struct Calling {
-    options: CallOptions,
+    options: ParsedCall,
     /// A ChatGPT login's own part: who waits for what to show the user, its browser slot.
     login: Option<login::Part>,
 }
@@ -144,15 +147,15 @@ impl run::Run for Calling {
         let options = &self.options;
         let mut args = vec![std::ffi::OsString::from("app-server")];
         // Listing MCP servers without starting them: no plugin or app brings servers of its own.
-        if options.call == (Call::ListMcpServers { connect: false }) {
+        if matches!(&options.call, Call::ListMcpServers { options } if options.connect != Some(true)) {
             args.extend(crate::isolation::feature_args());
         }
         let mut spec: Spec = resolved.launch.spec(args);
         spec.stdin = true;
         // Whatever Codex writes to stderr is logged: never a key.
         match &options.call {
-            Call::LoginWithApiKey { api_key } => spec.secrets.push(api_key.expose().to_string()),
-            Call::Request { params, .. } => credentials_in(params, &mut spec.secrets),
+            Call::LoginWithApiKey { api_key, .. } => spec.secrets.push(api_key.0.expose().to_string()),
+            Call::Request { params, .. } => credentials_in(&params.0, &mut spec.secrets),
             _ => {}
         }
         Ok(spec)
@@ -174,10 +177,10 @@ impl run::Run for Calling {
     }
 }
 
-/// A call's script ([`script::play`]), or a login's ([`login::play`]) telling `login` what to
+/// A call's script ([`table::play`]), or a login's ([`login::play`]) telling `login` what to
 /// show the user; and how the call went, once the child is gone.
 struct Script<'a> {
-    options: &'a CallOptions,
+    options: &'a ParsedCall,
     login: Option<&'a login::Started>,
 }
 
@@ -192,7 +195,7 @@ impl run::Script for Script<'_> {
     async fn play<R: Input, W: Output>(&mut self, exchange: &mut Exchange<'_, R, W>) -> Result<Value, Stop> {
         match self.login {
             Some(started) => login::play(exchange, self.options, started).await,
-            None => script::play(exchange, self.options).await,
+            None => table::play(exchange, self.options).await,
         }
     }
 
@@ -214,6 +217,49 @@ impl run::Script for Script<'_> {
             Err(Stop::Failed(failure)) => Err(app_server::with_stderr_tail(failure, ended.stderr_tail)),
         }
     }
+}
+
+/// A call around turns, as the owner of its exchange: the exchange's defaults. The call owns no
+/// thread: notifications change nothing, and every server request is refused. The calls that
+/// wait for something the server announces (a login's completion, a compaction's turn) watch
+/// for it with an owner of their own ([`login`], [`compact`]).
+pub(crate) struct Caller;
+
+impl Owner for Caller {
+    type Wake = std::convert::Infallible;
+}
+
+/// `account/read`, then `account/rateLimits/read` on the same child: `AccountInfo`, with how
+/// the child can authenticate (`auth`, the rule of a turn's `AUTH_REQUIRED`).
+async fn account_info<R: Input, W: Output, O: Owner>(
+    exchange: &mut Exchange<'_, R, W>,
+    owner: &mut O,
+    target: &Target,
+) -> Result<Value, Stop> {
+    let report = exchange.call(owner, &AccountRead {}).await?;
+    let Some(requires) = report.get("requiresOpenaiAuth").and_then(Value::as_bool) else {
+        let why = "requiresOpenaiAuth is not a boolean";
+        return Err(Stop::Failed(failures::unexpected_result(method::ACCOUNT_READ, why, &report.to_string())));
+    };
+    // Refused without a ChatGPT login (an API key has no plan), and by a Codex without it.
+    let rate_limits = match exchange.ask(owner, &AccountRateLimitsRead {}).await? {
+        Ok(limits) => limits,
+        Err(error) => {
+            tracing::debug!(code = error.code, "account/rateLimits/read refused: {}", error.message);
+            Value::Null
+        }
+    };
+    let auth = crate::account::auth(&report, &handshake::child_env(target));
+    let account = report.get("account").cloned().unwrap_or(Value::Null);
+    Ok(json!({"account": account, "requiresOpenaiAuth": requires, "rateLimits": rate_limits, "auth": auth}))
+}
+
+/// Loads a stored thread in this child, as a turn resumes it but without a `cwd` of its own
+/// (the thread keeps its directory): read-only, approval `never`, so that nothing is written
+/// to the user's configuration.
+async fn load_thread<R: Input, W: Output>(exchange: &mut Exchange<'_, R, W>, thread_id: &str) -> Result<(), Stop> {
+    let load = ThreadLoad { thread_id, approval_policy: ApprovalPolicy::Never, sandbox: ThreadSandbox::ReadOnly };
+    exchange.call(&mut Caller, &load).await.map(drop)
 }
 
 /// The values of `params` that are credentials by their name (`apiKey`, `accessToken`,

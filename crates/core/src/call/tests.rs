@@ -53,8 +53,12 @@ where
 {
     let Wiring { peer, process, reader, writer, ended, received } =
         wiring(Arc::new(EventStream::new()), control.clone());
-    let args = args.map(|args| args.to_string());
-    let options = parse(name, thread.map(str::to_string), args.as_deref(), Some(&options.to_string())).unwrap();
+    // The thread calls' thread is their first argument, by name as the others.
+    let mut args = args.unwrap_or_else(|| json!({}));
+    if let Some(thread) = thread {
+        args["threadId"] = json!(thread);
+    }
+    let options = parse(name, Some(&args.to_string()), Some(&options.to_string())).unwrap();
     let script = tokio::spawn(script(peer));
     let outcome =
         tokio::time::timeout(Duration::from_secs(10), drive(reader, writer, process, &options, &control.cancel, None))
@@ -351,7 +355,7 @@ async fn a_line_that_is_not_the_protocol_is_a_parse_failure() {
 async fn an_aborted_call_starts_nothing() {
     let control = Control::new();
     control.request_abort();
-    let options = parse("readAccount", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
+    let options = parse("readAccount", None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
     let call = super::Calling { options, login: None };
     assert_cancelled(&crate::run::start_and_drive(call, &control.cancel).await);
 }
@@ -365,7 +369,7 @@ fn assert_cancelled(outcome: &Outcome) {
 
 #[tokio::test]
 async fn a_defect_in_a_call_still_settles_its_outcome() {
-    let options = parse("readAccount", None, None, None).unwrap();
+    let options = parse("readAccount", None, None).unwrap();
     let (running, work) = super::start_with(options, false, |_, _| async { panic!("defect in a call") });
     work.await;
     let outcome: Value = serde_json::from_str(&running.outcome().await).unwrap();
@@ -768,6 +772,38 @@ async fn request_sends_any_method_with_its_params_and_hands_back_the_result() {
 }
 
 #[tokio::test]
+async fn update_thread_metadata_patches_the_git_facts_without_loading_the_thread() {
+    let metadata = json!({"gitInfo": {"branch": "release", "sha": null}});
+    let c =
+        call_args("updateThreadMetadata", Some("t1"), json!({"metadata": metadata}), json!({}), |mut p| async move {
+            hello(&mut p).await;
+            let sent = answer(
+                &mut p,
+                "thread/metadata/update",
+                json!({"thread": {"id": "t1", "gitInfo": {"branch": "release"}}}),
+            )
+            .await;
+            // As given: `null` clears a fact, what is absent stays.
+            assert_eq!(sent, json!({"threadId": "t1", "gitInfo": {"branch": "release", "sha": null}}));
+            p.until_stdin_closed().await;
+        })
+        .await;
+    assert_eq!(c.answer(), &json!({"id": "t1", "gitInfo": {"branch": "release"}}));
+    assert_eq!(c.received.len(), 3, "{:?}", c.received);
+    let refused = |args: Value| parse("updateThreadMetadata", Some(&args.to_string()), None).unwrap_err().0;
+    assert_eq!(
+        refused(json!({"threadId": "t1", "metadata": {}})),
+        "updateThreadMetadata: metadata must set gitInfo (null clears it)"
+    );
+    assert_eq!(refused(json!({"threadId": "t1"})), "updateThreadMetadata: metadata must be an object { gitInfo }");
+    assert!(refused(json!({"threadId": "t1", "metadata": {"title": "x"}})).contains("unknown field `title`"));
+    assert_eq!(
+        refused(json!({"threadId": "t1", "metadata": {"gitInfo": {"branch": ""}}})),
+        "updateThreadMetadata: metadata.gitInfo.branch must be a non-empty string"
+    );
+}
+
+#[tokio::test]
 async fn every_call_reads_a_method_the_server_lacks_as_method_unsupported() {
     let calls: [(&str, Option<&str>, Value, Value, &str); 6] = [
         ("logout", None, json!({}), json!({}), "account/logout"),
@@ -809,7 +845,7 @@ where
 {
     let Wiring { peer, process, reader, writer, ended, received } =
         wiring(Arc::new(EventStream::new()), control.clone());
-    let options = parse("startLogin", None, None, Some(&options.to_string())).unwrap();
+    let options = parse("startLogin", None, Some(&options.to_string())).unwrap();
     let started = tokio::sync::watch::channel(None).0;
     let script = tokio::spawn(script(peer));
     let outcome = tokio::time::timeout(
@@ -989,7 +1025,7 @@ static BROWSER_LOGIN_TESTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_n
 #[tokio::test]
 async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
     let _turn = BROWSER_LOGIN_TESTS.lock().await;
-    let options = || parse("startLogin", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
+    let options = || parse("startLogin", None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
     let (_first, running) = super::login::start(options(), false);
     let (second, refused) = super::login::start(options(), false);
     refused.await;
@@ -1004,8 +1040,7 @@ async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
     let completed: Value = serde_json::from_str(&third.completed().await).unwrap();
     assert_eq!(completed["failure"]["code"], "CODEX_NOT_FOUND", "{completed}");
     // A device-code login needs no port.
-    let device =
-        parse("startLogin", None, None, Some(r#"{"type":"chatgptDeviceCode","codexPath":"/nonexistent/codex"}"#));
+    let device = parse("startLogin", None, Some(r#"{"type":"chatgptDeviceCode","codexPath":"/nonexistent/codex"}"#));
     let (_held, _running) = super::login::start(options(), false);
     let (code, work) = super::login::start(device.unwrap(), false);
     work.await;
@@ -1016,7 +1051,7 @@ async fn one_browser_login_at_a_time_and_the_second_says_so_at_once() {
 #[tokio::test]
 async fn a_browser_login_after_a_cancel_waits_for_the_cancelled_one_to_end() {
     let _turn = BROWSER_LOGIN_TESTS.lock().await;
-    let options = || parse("startLogin", None, None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
+    let options = || parse("startLogin", None, Some(r#"{"codexPath":"/nonexistent/codex"}"#)).unwrap();
     let (first, ending) = super::login::start(options(), false);
     first.cancel();
     let (second, waiting) = super::login::start(options(), false);

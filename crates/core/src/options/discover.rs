@@ -4,24 +4,33 @@ use super::locus::Locus;
 use crate::discovery::DiscoverOptions;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use ts_rs::TS;
 
-#[derive(Deserialize, Default)]
+/// What `discoverCodex` takes: where to look, with which environment, and whether to look again.
+#[derive(Deserialize, TS, Default)]
 #[serde(deny_unknown_fields)]
-struct RawOptions {
+#[ts(rename = "DiscoverOptions")]
+pub struct DiscoverCodexOptions {
+    /// Discover inside this WSL distribution (through `wsl.exe`).
     #[serde(default)]
-    locus: Option<Locus>,
+    #[ts(optional)]
+    pub locus: Option<Locus>,
+    /// Merged over the process environment (`PATH`, `HOME`, `SHELL`, `RENNET_CODEX_BIN`, …).
     #[serde(default)]
-    env: Option<BTreeMap<String, String>>,
+    #[ts(optional, type = "Record<string, string>")]
+    pub env: Option<BTreeMap<String, String>>,
+    /// Probe again instead of answering from the per-process cache.
     #[serde(default)]
-    refresh: Option<bool>,
+    #[ts(optional)]
+    pub refresh: Option<bool>,
 }
 
 /// Parses the JSON text of `discoverCodex` options. Errors name the option
 /// (`options.env.A: invalid type …`).
 pub fn parse(json: Option<&str>) -> Result<DiscoverOptions, String> {
     let json = json.map(str::trim).filter(|j| !j.is_empty() && *j != "null" && *j != "undefined");
-    let raw: RawOptions = match json {
-        None => RawOptions::default(),
+    let raw: DiscoverCodexOptions = match json {
+        None => DiscoverCodexOptions::default(),
         Some(json) => super::json::from_json(json).map_err(|e| e.0)?,
     };
     let locus = match raw.locus {

@@ -6,9 +6,11 @@ use crate::options::json::{invalid, OptionsError};
 use crate::options::locus::Locus;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use ts_rs::TS;
 
-/// How closely the model looks at an image (the protocol's `ImageDetail`).
-#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+/// How closely the model looks at an image (the protocol's `ImageDetail`; the model's default
+/// when absent).
+#[derive(Deserialize, Serialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum ImageDetail {
     Auto,
@@ -17,32 +19,52 @@ pub enum ImageDetail {
     Original,
 }
 
-/// One item of a turn's input: as JavaScript gives it (read with unknown fields refused) and,
-/// once checked, as the protocol's `UserInput` carries it (a `localImage` path as Codex sees it:
-/// inside the WSL distribution with a WSL locus). `text_elements` (rich-text spans) are none,
-/// and not the caller's to give.
-#[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
+/// One item of a turn's input, in the protocol's own words (`UserInput`), sent in order.
+// Read as JavaScript gives it (unknown fields refused) and, once checked, written as the
+// protocol's `UserInput` carries it (a `localImage` path as Codex sees it: inside the WSL
+// distribution with a WSL locus). `text_elements` (rich-text spans) are none, and not the
+// caller's to give.
+#[derive(Deserialize, Serialize, TS, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum InputItem {
     Text {
+        /// What the user says (non-empty).
         text: String,
         #[serde(skip_deserializing)]
+        #[ts(skip)]
         text_elements: [(); 0],
     },
     LocalImage {
+        /// A file read by Codex: an absolute path (a Windows path with a WSL `locus`); it must
+        /// exist.
         path: String,
+        /// How closely the model looks at the image (the model's default when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         detail: Option<ImageDetail>,
     },
     Image {
+        /// An `http(s):` or `data:` URL.
         url: String,
+        /// How closely the model looks at the image (the model's default when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         detail: Option<ImageDetail>,
     },
     /// A skill `listSkills` named: its `SKILL.md` goes to the model with the input.
-    Skill { name: String, path: String },
+    Skill {
+        /// The skill's name, as `listSkills` gives it.
+        name: String,
+        /// Its `SKILL.md`: the file must exist (Codex would leave a missing one out silently).
+        path: String,
+    },
     /// An @-mention (a file, an app or a plugin, by the path Codex gave it).
-    Mention { name: String, path: String },
+    Mention {
+        /// What the mention shows.
+        name: String,
+        /// The path Codex knows it by (a file, or an `app://`/`plugin://` path).
+        path: String,
+    },
 }
 
 impl InputItem {

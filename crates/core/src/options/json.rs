@@ -52,14 +52,18 @@ pub fn from_json_as<T: serde::de::DeserializeOwned>(json: &str, root: &str) -> R
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // serde_json appends the position in our own JSON text, which means nothing to callers.
-        let inner = without_value(inner.split(" at line ").next().unwrap_or(&inner));
-        if path == "." {
-            invalid(format!("{root}: {inner}"))
-        } else if path.starts_with('[') {
-            invalid(format!("{root}{path}: {inner}"))
-        } else {
-            invalid(format!("{root}.{path}: {inner}"))
-        }
+        let inner = inner.split(" at line ").next().unwrap_or(&inner);
+        // A rule reads after the path; serde's own words after a colon.
+        let (sep, inner) = match inner.strip_prefix(super::rules::RULE) {
+            Some(rule) => (" ", rule.to_string()),
+            None => (": ", without_value(inner)),
+        };
+        let at = match path.as_str() {
+            "." => root.to_string(),
+            path if path.starts_with('[') => format!("{root}{path}"),
+            path => format!("{root}.{path}"),
+        };
+        invalid(format!("{at}{sep}{inner}"))
     })
 }
 
@@ -69,6 +73,29 @@ pub fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
     de: D,
 ) -> Result<Option<Option<T>>, D::Error> {
     <Option<T> as serde::Deserialize>::deserialize(de).map(Some)
+}
+
+/// A field whose `null` is held to its type's rule rather than read as absent (serde reads a
+/// given `null` as `None`). For `#[serde(default, deserialize_with = "given")]`.
+pub fn given<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(de: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(de).map(Some)
+}
+
+/// The keys of an options object that are none of its fields, kept (`#[serde(flatten)]`) so
+/// that the error can say whose option each one is not, rather than serde's list of fields.
+pub type Unknown = BTreeMap<String, serde_json::Value>;
+
+/// `options.<key> is not an option of <entry>` for the first unknown key, or what `why` says
+/// about it (`options.prompt belongs to start(): …`) when it names that key. A key given as
+/// `null` is absent, as serde reads an absent option.
+pub fn stray(unknown: &Unknown, entry: &str, why: &[(&str, &str)]) -> Result<(), OptionsError> {
+    match unknown.iter().find(|(_, value)| !value.is_null()).map(|(key, _)| key) {
+        None => Ok(()),
+        Some(key) => match why.iter().find(|(name, _)| name == key) {
+            Some((_, why)) => Err(invalid(format!("options.{key} {why}"))),
+            None => Err(invalid(format!("options.{key} is not an option of {entry}"))),
+        },
+    }
 }
 
 /// Variable names and values a child environment can hold.
@@ -88,24 +115,13 @@ pub fn check_env(env: &BTreeMap<String, String>) -> Result<(), OptionsError> {
     Ok(())
 }
 
-/// The most milliseconds an option may name: what a JavaScript timer takes (2^31 − 1).
-pub const MAX_MILLIS: u64 = (1 << 31) - 1;
-
 /// How long one request may take when `requestTimeoutMs` is not given, for every entry point.
 pub const DEFAULT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(30_000);
 
-/// `requestTimeoutMs`, as every entry point reads it: 1 … 2^31 − 1 ms, by default
-/// [`DEFAULT_REQUEST_TIMEOUT`].
-pub fn request_timeout(value: Option<u64>) -> Result<std::time::Duration, OptionsError> {
-    Ok(millis("requestTimeoutMs", value, 1)?.unwrap_or(DEFAULT_REQUEST_TIMEOUT))
-}
-
-/// `options.<name>` in milliseconds, from `min` to [`MAX_MILLIS`].
-pub fn millis(name: &str, value: Option<u64>, min: u64) -> Result<Option<std::time::Duration>, OptionsError> {
-    match value {
-        Some(ms) if ms < min || ms > MAX_MILLIS => {
-            Err(invalid(format!("options.{name} must be an integer number of milliseconds from {min} to {MAX_MILLIS}")))
-        }
-        other => Ok(other.map(std::time::Duration::from_millis)),
-    }
+/// `requestTimeoutMs`, as every entry point reads it (its rule is [`Millis`]'s: 1 … 2^31 − 1
+/// ms): by default [`DEFAULT_REQUEST_TIMEOUT`].
+///
+/// [`Millis`]: super::rules::Millis
+pub fn request_timeout(value: Option<super::rules::Millis<1>>) -> std::time::Duration {
+    value.map_or(DEFAULT_REQUEST_TIMEOUT, super::rules::Millis::duration)
 }

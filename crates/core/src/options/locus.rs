@@ -2,17 +2,22 @@
 //! from Windows through `wsl.exe`), and how a Windows path reads there.
 
 use serde::Deserialize;
+use ts_rs::TS;
 
-/// `{ wsl: { distro } }`: discovery and the child run inside that WSL distribution.
-#[derive(Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+/// Where discovery and the child run: `{ wsl: { distro } }`, inside that WSL distribution
+/// (reached from Windows through `wsl.exe`).
+#[derive(Deserialize, TS, Clone, Debug, PartialEq, Eq, Hash)]
 #[serde(deny_unknown_fields)]
 pub struct Locus {
+    /// The WSL distribution.
+    #[ts(inline)]
     pub wsl: Wsl,
 }
 
-#[derive(Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Deserialize, TS, Clone, Debug, PartialEq, Eq, Hash)]
 #[serde(deny_unknown_fields)]
 pub struct Wsl {
+    /// Its name, as `wsl.exe -l` lists it (`Ubuntu`, `Debian`, …).
     pub distro: String,
 }
 

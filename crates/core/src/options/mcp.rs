@@ -5,23 +5,35 @@
 //! `launcher` (an argv prefix such as `[node, codex.js]`) stands in for `codexPath` where the
 //! proof runs a launcher script directly.
 
+use super::json::given;
 use super::json::{from_json, invalid, OptionsError};
 use super::locus::Locus;
+use super::rules::Millis;
 use super::target::Target;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use ts_rs::TS;
 
-/// `Debug` shows header names, never their values.
-#[derive(Deserialize)]
+/// One MCP server a turn may use: Streamable HTTP on loopback.
+// `Debug` shows header names, never their values.
+#[derive(Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpServer {
-    /// Never with a part that can carry a secret ([`secret_part`]).
+    /// An `http(s)` URL on loopback. It reaches Codex on its command line, which every local
+    /// user can read: one with userinfo, a query string or a fragment is a `TypeError`. Secrets
+    /// go in `bearerTokenEnvVar` or `httpHeaders`, which never reach a command line.
     #[serde(deserialize_with = "url_without_secrets")]
     pub url: String,
+    /// The variable of the child's environment that holds the bearer token (its name, not the
+    /// token).
     #[serde(default)]
+    #[ts(optional)]
     pub bearer_token_env_var: Option<String>,
+    /// Headers sent with every request to the server; their values reach Codex through its
+    /// environment, never its command line.
     #[serde(default)]
+    #[ts(optional, type = "Record<string, string>")]
     pub http_headers: Option<BTreeMap<String, String>>,
 }
 
@@ -59,9 +71,12 @@ fn url_without_secrets<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Str
     }
 }
 
-#[derive(Deserialize, Debug)]
+/// The explicit MCP policy of a turn: these servers, by name, and no other.
+#[derive(Deserialize, TS, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct McpPolicy {
+    /// The servers the turn may use, by the name Codex gives their tools.
+    #[ts(type = "Record<string, McpServer>")]
     pub servers: BTreeMap<String, McpServer>,
 }
 
@@ -89,8 +104,8 @@ struct RawRequest {
     env: Option<BTreeMap<String, String>>,
     #[serde(default)]
     mcp: Option<McpPolicy>,
-    #[serde(default)]
-    request_timeout_ms: Option<u64>,
+    #[serde(default, deserialize_with = "given")]
+    request_timeout_ms: Option<Millis<1>>,
 }
 
 pub struct PolicyRequest {
@@ -111,7 +126,7 @@ impl PolicyRequest {
         if raw.launcher.is_some() && raw.locus.is_some() {
             return Err(invalid("options.launcher cannot be combined with options.locus"));
         }
-        let request_timeout = super::json::request_timeout(raw.request_timeout_ms)?;
+        let request_timeout = super::json::request_timeout(raw.request_timeout_ms);
         let target = Target::parse(raw.cwd, raw.codex_path, raw.locus, raw.env)?;
         Ok(PolicyRequest { target, launcher: raw.launcher, policy: raw.mcp, request_timeout })
     }

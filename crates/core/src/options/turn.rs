@@ -1,16 +1,19 @@
-//! The options of a turn — `runTurn`, `prepareTurn`, `runReview` and a prepared turn's
-//! `start()` — as JavaScript passes them (JSON), validated into what the runner uses. Every
-//! error names the option it is about.
+//! What the runner of a turn uses ([`TurnOptions`]), and what every entry point that runs turns
+//! shares in its options: the fields ([`turn_options!`], which declares each entry point's options
+//! with them), their rules, and how they become the runner's ([`build`]). The entry points' own
+//! declarations are [`super::run_turn`]'s and [`super::conversation`]'s.
 
 use super::input::{self, InputItem};
-use super::json::{from_json, invalid, millis, present, OptionsError};
+use super::json::{invalid, OptionsError};
 use super::locus::Locus;
 use super::mcp::McpPolicy;
+use super::rules::{Millis, NonEmpty};
 use super::target::Target;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::time::Duration;
+use ts_rs::TS;
 
 pub const DEFAULT_INTERRUPT_GRACE: Duration = Duration::from_millis(2000);
 pub use super::json::DEFAULT_REQUEST_TIMEOUT;
@@ -22,8 +25,11 @@ pub const DEFAULT_MAX_CONTINUATIONS: u32 = 20;
 /// an hour, longer than sub-agents and continuations take for one prompt, short enough that a
 /// forgotten run does not go on for the rest of the day.
 pub const DEFAULT_IDLE_WAIT: Duration = Duration::from_millis(1_800_000);
+/// How long a prepared turn waits for `start()` by default: five minutes, then its child ends.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_millis(300_000);
 
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How much the turn may do: `full` (default), `readOnly` or `ask`.
+#[derive(Deserialize, TS, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum Access {
     /// Seed 000: everything granted (approval never, full access for the turn).
@@ -36,8 +42,8 @@ pub enum Access {
     Ask,
 }
 
-/// When the run ends.
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// When the run ends: `turnCompleted` (default) or `idle`.
+#[derive(Deserialize, TS, Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum Until {
     /// With the turn's `turn/completed` (seed 000).
@@ -47,8 +53,8 @@ pub enum Until {
     Idle,
 }
 
-/// Codex's collaboration mode for the turn.
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+/// Codex's collaboration mode for the turn: `default` or `plan`.
+#[derive(Deserialize, TS, Debug, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub enum Mode {
     Default,
@@ -65,74 +71,164 @@ impl Mode {
     }
 }
 
-/// What a review looks at: the protocol's `ReviewTarget`.
-#[derive(Deserialize, Debug)]
-#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
-enum ReviewTarget {
-    UncommittedChanges,
-    BaseBranch {
-        branch: String,
-    },
-    Commit {
-        sha: String,
-        #[serde(default)]
-        title: Option<String>,
-    },
-    Custom {
-        instructions: String,
-    },
+/// What every turn's options share, taken out of them once read.
+pub(super) struct Common {
+    pub(super) cwd: String,
+    pub(super) model: Option<String>,
+    pub(super) access: Option<Access>,
+    pub(super) thread_id: Option<NonEmpty>,
+    pub(super) mcp: Option<McpPolicy>,
+    pub(super) codex_path: Option<NonEmpty>,
+    pub(super) locus: Option<Locus>,
+    pub(super) env: Option<BTreeMap<String, String>>,
+    pub(super) interrupt_grace_ms: Option<Millis<0>>,
+    pub(super) request_timeout_ms: Option<Millis<1>>,
+    pub(super) until: Option<Until>,
+    pub(super) max_continuations: Option<Option<u32>>,
+    pub(super) idle_wait_ms: Option<Option<u64>>,
+    pub(super) on_server_request: Option<bool>,
+    pub(super) server_request_timeout_ms: Option<Millis<1>>,
 }
 
-#[derive(Deserialize, Debug)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RawOptions {
-    #[serde(default)]
-    prompt: Option<String>,
-    #[serde(default)]
-    input: Option<Vec<InputItem>>,
-    cwd: String,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    access: Option<Access>,
-    #[serde(default)]
-    effort: Option<String>,
-    #[serde(default)]
-    output_schema: Option<Box<RawValue>>,
-    #[serde(default)]
-    thread_id: Option<String>,
-    #[serde(default)]
-    mcp: Option<McpPolicy>,
-    #[serde(default)]
-    codex_path: Option<String>,
-    #[serde(default)]
-    locus: Option<Locus>,
-    #[serde(default)]
-    env: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    interrupt_grace_ms: Option<u64>,
-    #[serde(default)]
-    request_timeout_ms: Option<u64>,
-    #[serde(default)]
-    until: Option<Until>,
-    /// `Some(None)`: given as `null`, which is no number.
-    #[serde(default, deserialize_with = "present")]
-    max_continuations: Option<Option<u32>>,
-    #[serde(default, deserialize_with = "present")]
-    idle_wait_ms: Option<Option<u64>>,
-    #[serde(default)]
-    mode: Option<Mode>,
-    /// `true` where the app gave an `onServerRequest` handler (JavaScript keeps the function).
-    #[serde(default)]
-    on_server_request: Option<bool>,
-    #[serde(default)]
-    server_request_timeout_ms: Option<u64>,
-    #[serde(default)]
-    ephemeral: Option<bool>,
-    /// `runReview`'s: what to review.
-    #[serde(default)]
-    target: Option<Box<RawValue>>,
+/// The options of an entry point that runs a turn (declared by [`turn_options!`]).
+pub(super) trait TurnOptionsOf {
+    fn common(&mut self) -> Common;
 }
+
+/// Declares the options of an entry point that runs turns: the fields every turn shares, then
+/// its own (and, for one the caller runs itself — `pub struct X runs { … }` — its signal and
+/// `ephemeral`). Shared as written here rather than through `#[serde(flatten)]`, which would lose the
+/// path of an error in a shared field.
+macro_rules! turn_options {
+    (@emit $(#[$meta:meta])* $name:ident { $($fields:tt)* }) => {
+        $(#[$meta])*
+        #[derive(::serde::Deserialize, ::ts_rs::TS, Debug)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            /// Absolute path of the working directory (a Windows path with a WSL `locus`).
+            pub cwd: String,
+            /// The model (Codex's default without it; an empty one is none).
+            #[ts(optional)]
+            pub model: Option<String>,
+            /// `full` (default): full access; command and file-change approvals are granted, a
+            /// permission request gets an empty profile, an elicitation is declined, a question or
+            /// any other request a method error (docs/agent-loop.md). `readOnly`: nothing is
+            /// granted, every MCP server is off, confirmed by the server. `ask`: the user's own
+            /// workspace-write sandbox for `cwd` (`sandbox_workspace_write` as `config/read`
+            /// reports it), where Codex asks before it escalates; `onServerRequest` is required and
+            /// answers.
+            #[ts(optional, inline)]
+            pub access: Option<$crate::options::turn::Access>,
+            /// Resume this stored thread (`thread/resume`); without it a new thread starts.
+            #[ts(optional)]
+            pub thread_id: Option<$crate::options::rules::NonEmpty>,
+            /// Only these MCP servers, each on loopback (docs/mcp-and-isolation.md).
+            #[ts(optional)]
+            pub mcp: Option<$crate::options::mcp::McpPolicy>,
+            /// Use this Codex executable as given instead of discovering one (inside the
+            /// distribution with `locus`).
+            #[ts(optional)]
+            pub codex_path: Option<$crate::options::rules::NonEmpty>,
+            /// Run discovery and the child inside a WSL distribution; `cwd` may be a Windows path.
+            #[ts(optional)]
+            pub locus: Option<$crate::options::locus::Locus>,
+            /// Merged over the inherited environment for the child.
+            #[ts(optional, type = "Record<string, string>")]
+            pub env: Option<std::collections::BTreeMap<String, String>>,
+            /// How long an interrupted turn has to end before its child is killed: 0 … 2^31 − 1
+            /// ms; default 2000.
+            #[serde(default, deserialize_with = "crate::options::json::given")]
+            #[ts(optional)]
+            pub interrupt_grace_ms: Option<$crate::options::rules::Millis<0>>,
+            /// Per request (initialize, thread/*, turn/start…) and for the `mcp` inventory, 1 …
+            /// 2^31 − 1 ms; default 30000.
+            #[serde(default, deserialize_with = "crate::options::json::given")]
+            #[ts(optional)]
+            pub request_timeout_ms: Option<$crate::options::rules::Millis<1>>,
+            /// `turnCompleted` (default): the run ends with the turn's `turn/completed`; whatever
+            /// Codex was still doing for it is named in `terminal.cutOff`. `idle`: the run also
+            /// waits for every sub-agent the turn started and every goal continuation Codex runs
+            /// on its own.
+            #[ts(optional, inline)]
+            pub until: Option<$crate::options::turn::Until>,
+            /// With `until: 'idle'` only: the goal continuation turns the run waits for at most
+            /// (0 … 2^32 − 1; default 20). Reached, the run ends `completed` and `cutOff` names
+            /// the goal (`maxContinuations`).
+            #[serde(default, deserialize_with = "crate::options::json::present")]
+            #[ts(optional, type = "number")]
+            pub max_continuations: Option<Option<u32>>,
+            /// With `until: 'idle'` only: how long the run waits at most after the user's turn
+            /// completed (1 … 2^31 − 1 ms; default 1800000, half an hour). Reached, what still
+            /// runs is interrupted (killed after `interruptGraceMs`), the run ends `completed`, and
+            /// `cutOff` names it (`idleWaitMs`).
+            #[serde(default, deserialize_with = "crate::options::json::present")]
+            #[ts(optional, type = "number")]
+            pub idle_wait_ms: Option<Option<u64>>,
+            /// The app answers server requests (approvals, plan mode's questions, permissions, MCP
+            /// elicitations, dynamic tool calls) with the method's response type. `undefined` or a
+            /// throw: the fixed policy's reply. An answer that does not fit the method's response
+            /// type is not sent: the method's refusal goes (under `full` too), and the event says
+            /// `unfit` and why. Not with `readOnly`.
+            // JavaScript keeps the function; the core is told one was given (`true`).
+            #[ts(optional, type = "OnServerRequest")]
+            pub on_server_request: Option<bool>,
+            /// How long `onServerRequest` has for an answer before the fixed policy's reply goes
+            /// (`timedOut`): 1 … 2^31 − 1 ms; default 600000.
+            #[serde(default, deserialize_with = "crate::options::json::given")]
+            #[ts(optional)]
+            pub server_request_timeout_ms: Option<$crate::options::rules::Millis<1>>,
+            $($fields)*
+            #[serde(flatten)]
+            #[ts(skip)]
+            pub unknown: $crate::options::json::Unknown,
+        }
+
+        impl $crate::options::turn::TurnOptionsOf for $name {
+            fn common(&mut self) -> $crate::options::turn::Common {
+                $crate::options::turn::Common {
+                    cwd: std::mem::take(&mut self.cwd),
+                    model: self.model.take(),
+                    access: self.access.take(),
+                    thread_id: self.thread_id.take(),
+                    mcp: self.mcp.take(),
+                    codex_path: self.codex_path.take(),
+                    locus: self.locus.take(),
+                    env: self.env.take(),
+                    interrupt_grace_ms: self.interrupt_grace_ms.take(),
+                    request_timeout_ms: self.request_timeout_ms.take(),
+                    until: self.until.take(),
+                    max_continuations: self.max_continuations.take(),
+                    idle_wait_ms: self.idle_wait_ms.take(),
+                    on_server_request: self.on_server_request.take(),
+                    server_request_timeout_ms: self.server_request_timeout_ms.take(),
+                }
+            }
+        }
+    };
+    // What the caller runs itself: also aborted by a signal, and its thread maybe not stored.
+    ($(#[$meta:meta])* pub struct $name:ident runs { $($own:tt)* } $($rest:tt)*) => {
+        turn_options!(@emit $(#[$meta])* $name {
+            $($own)*
+            /// Aborts it: before a prepared turn's `start()` it is disposed; a running turn is
+            /// interrupted (killed after `interruptGraceMs`), its terminal's `abortReason` the
+            /// signal's reason.
+            #[serde(skip_deserializing)]
+            #[ts(optional, type = "AbortSignal")]
+            pub signal: $crate::options::rules::JsOnly,
+            /// The thread is not stored: not listed, not resumable (`thread/start`'s
+            /// `ephemeral`). `runUtility` defaults to true.
+            #[ts(optional)]
+            pub ephemeral: Option<bool>,
+        });
+        turn_options!($($rest)*);
+    };
+    ($(#[$meta:meta])* pub struct $name:ident { $($own:tt)* } $($rest:tt)*) => {
+        turn_options!(@emit $(#[$meta])* $name { $($own)* });
+        turn_options!($($rest)*);
+    };
+    () => {};
+}
+pub(super) use turn_options;
 
 /// Validated options of one turn. `Debug` shows variable names of `env`, never their values.
 pub struct TurnOptions {
@@ -159,6 +255,8 @@ pub struct TurnOptions {
     pub ephemeral: bool,
     /// A review instead of a turn: the protocol's `ReviewTarget`, checked.
     pub review: Option<Box<RawValue>>,
+    /// A prepared turn not started within this ends (`idleTimeoutMs`); `None` for the others.
+    pub idle_timeout: Option<Duration>,
 }
 
 /// What bounds the wait of `until: 'idle'` once the user's turn completed.
@@ -197,6 +295,7 @@ impl std::fmt::Debug for TurnOptions {
             .field("server_request_timeout", &self.server_request_timeout)
             .field("ephemeral", &self.ephemeral)
             .field("review", &self.review.is_some())
+            .field("idle_timeout", &self.idle_timeout)
             .finish()
     }
 }
@@ -213,12 +312,12 @@ pub struct TurnInput {
 }
 
 impl TurnInput {
-    /// Checks the fields; errors name them as `{at}.<field>` (`options.prompt`).
-    fn parse(
+    /// Checks the fields; errors name them as `options.<field>` (`options.prompt`).
+    pub(super) fn parse(
         prompt: Option<String>,
         input: Option<Vec<InputItem>>,
         output_schema: Option<Box<RawValue>>,
-        effort: Option<String>,
+        effort: Option<NonEmpty>,
         locus: Option<&Locus>,
     ) -> Result<TurnInput, OptionsError> {
         if let Some(schema) = &output_schema {
@@ -226,65 +325,22 @@ impl TurnInput {
                 return Err(invalid("options.outputSchema must be a JSON Schema object"));
             }
         }
-        if matches!(&effort, Some(e) if e.is_empty()) {
-            return Err(invalid("options.effort must be a non-empty string"));
-        }
-        Ok(TurnInput { input: input::from_options(prompt, input, locus)?, output_schema, effort, model: None })
+        let input = input::from_options(prompt, input, locus)?;
+        Ok(TurnInput { input, output_schema, effort: effort.map(|e| e.0), model: None })
     }
 }
 
-/// `PreparedTurn.start`'s argument, as JSON text: `{ prompt? , input?, outputSchema?, effort?, model? }`
-/// (exactly one of `prompt` and `input`). `locus` is the prepared turn's.
-pub fn parse_start(json: &str, locus: Option<&Locus>) -> Result<TurnInput, OptionsError> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    struct RawStart {
-        #[serde(default)]
-        prompt: Option<String>,
-        #[serde(default)]
-        input: Option<Vec<InputItem>>,
-        #[serde(default)]
-        output_schema: Option<Box<RawValue>>,
-        #[serde(default)]
-        effort: Option<String>,
-        #[serde(default)]
-        model: Option<String>,
-    }
-    let raw: RawStart = from_json(json)?;
-    let mut input = TurnInput::parse(raw.prompt, raw.input, raw.output_schema, raw.effort, locus)?;
-    // An empty model is the options' (an empty one is an error on the wire).
-    input.model = raw.model.filter(|m| !m.is_empty());
-    Ok(input)
-}
-
-/// What the options are for: the function they were given to.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Turn,
-    Prepared,
-    Review,
-}
-
-/// Parses and validates the JSON text of a `runTurn` options object.
-pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
-    parse_as(json, Kind::Turn)
-}
-
-/// The options of `prepareTurn`: those of `runTurn` without the turn's input, which `start`
-/// gives.
-pub fn parse_prepared(json: &str) -> Result<TurnOptions, OptionsError> {
-    parse_as(json, Kind::Prepared)
-}
-
-/// The options of `runReview`: those of `runTurn` with a `target` instead of the turn's input.
-pub fn parse_review(json: &str) -> Result<TurnOptions, OptionsError> {
-    parse_as(json, Kind::Review)
-}
-
-fn parse_as(json: &str, kind: Kind) -> Result<TurnOptions, OptionsError> {
-    let raw: RawOptions = from_json(json)?;
-    let access = raw.access.unwrap_or_default();
-    let app_answers = raw.on_server_request == Some(true);
+/// The runner's options from what every entry point's options share, and what is its own.
+pub(super) fn build(
+    c: Common,
+    turn: Option<TurnInput>,
+    review: Option<Box<RawValue>>,
+    mode: Option<Mode>,
+    ephemeral: Option<bool>,
+    idle_timeout: Option<Duration>,
+) -> Result<TurnOptions, OptionsError> {
+    let access = c.access.unwrap_or_default();
+    let app_answers = c.on_server_request == Some(true);
     match (access, app_answers) {
         (Access::Ask, false) => {
             return Err(invalid(
@@ -298,96 +354,33 @@ fn parse_as(json: &str, kind: Kind) -> Result<TurnOptions, OptionsError> {
         }
         _ => {}
     }
-    let server_request_timeout =
-        millis("serverRequestTimeoutMs", raw.server_request_timeout_ms, 1)?.unwrap_or(DEFAULT_SERVER_REQUEST_TIMEOUT);
-    let review = match (kind, raw.target) {
-        (Kind::Review, Some(target)) => {
-            let named = match crate::options::json::from_json_as::<ReviewTarget>(target.get(), "options.target")? {
-                ReviewTarget::UncommittedChanges => None,
-                ReviewTarget::BaseBranch { branch } => Some(("branch", branch)),
-                ReviewTarget::Commit { sha, title } => {
-                    if title.as_deref() == Some("") {
-                        return Err(invalid("options.target.title must be a non-empty string when given"));
-                    }
-                    Some(("sha", sha))
-                }
-                ReviewTarget::Custom { instructions } => Some(("instructions", instructions)),
-            };
-            if let Some((field, value)) = named {
-                if value.trim().is_empty() {
-                    return Err(invalid(format!("options.target.{field} must be a non-empty string")));
-                }
-            }
-            Some(target)
-        }
-        (Kind::Review, None) => return Err(invalid("options.target is required: what to review")),
-        (_, Some(_)) => return Err(invalid("options.target belongs to runReview")),
-        (_, None) => None,
-    };
-    if kind == Kind::Review {
-        let given = [
-            ("prompt", raw.prompt.is_some()),
-            ("input", raw.input.is_some()),
-            ("outputSchema", raw.output_schema.is_some()),
-            ("mode", raw.mode.is_some()),
-        ];
-        if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
-            return Err(invalid(format!(
-                "options.{name} is not an option of runReview: the review's target says what to do"
-            )));
-        }
-    }
-
-    if matches!(&raw.thread_id, Some(id) if id.is_empty()) {
-        return Err(invalid("options.threadId must be a non-empty string"));
-    }
-    let interrupt_grace = millis("interruptGraceMs", raw.interrupt_grace_ms, 0)?.unwrap_or(DEFAULT_INTERRUPT_GRACE);
-    let request_timeout = super::json::request_timeout(raw.request_timeout_ms)?;
-    let until = raw.until.unwrap_or_default();
-    let idle = idle_bounds(until, raw.max_continuations, raw.idle_wait_ms)?;
-    if raw.access == Some(Access::ReadOnly) && raw.mcp.as_ref().is_some_and(|p| !p.servers.is_empty()) {
+    let until = c.until.unwrap_or_default();
+    let idle = idle_bounds(until, c.max_continuations, c.idle_wait_ms)?;
+    if access == Access::ReadOnly && c.mcp.as_ref().is_some_and(|p| !p.servers.is_empty()) {
         return Err(invalid(
             "options.mcp.servers must be empty with access 'readOnly': a read-only turn runs with every MCP server \
              disabled (and Codex refuses MCP tool calls in a read-only sandbox under approval 'never'); use access 'full' \
              for MCP servers",
         ));
     }
-    let turn = if kind == Kind::Review {
-        None
-    } else if kind == Kind::Prepared {
-        let given = [
-            ("prompt", raw.prompt.is_some()),
-            ("input", raw.input.is_some()),
-            ("outputSchema", raw.output_schema.is_some()),
-            ("effort", raw.effort.is_some()),
-        ];
-        if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
-            return Err(invalid(format!(
-                "options.{name} belongs to start(): a prepared turn is given its input when it starts"
-            )));
-        }
-        None
-    } else {
-        Some(TurnInput::parse(raw.prompt, raw.input, raw.output_schema, raw.effort, raw.locus.as_ref())?)
-    };
-    let target = Target::parse(raw.cwd, raw.codex_path, raw.locus, raw.env)?;
-
+    let target = Target::parse(c.cwd, c.codex_path.map(|p| p.0), c.locus, c.env)?;
     Ok(TurnOptions {
         turn,
         target,
-        model: raw.model.filter(|m| !m.is_empty()),
+        model: c.model.filter(|m| !m.is_empty()),
         access,
-        thread_id: raw.thread_id,
-        mcp: raw.mcp,
-        interrupt_grace,
-        request_timeout,
+        thread_id: c.thread_id.map(|id| id.0),
+        mcp: c.mcp,
+        interrupt_grace: c.interrupt_grace_ms.map_or(DEFAULT_INTERRUPT_GRACE, Millis::duration),
+        request_timeout: super::json::request_timeout(c.request_timeout_ms),
         until,
         idle,
-        mode: raw.mode,
+        mode,
         app_answers,
-        server_request_timeout,
-        ephemeral: raw.ephemeral == Some(true),
+        server_request_timeout: c.server_request_timeout_ms.map_or(DEFAULT_SERVER_REQUEST_TIMEOUT, Millis::duration),
+        ephemeral: ephemeral == Some(true),
         review,
+        idle_timeout,
     })
 }
 
@@ -413,14 +406,20 @@ fn idle_bounds(
         Some(Some(n)) => n,
         None => DEFAULT_MAX_CONTINUATIONS,
     };
+    let max_ms = super::rules::MAX_MILLIS;
     let idle_wait = match idle_wait_ms {
         Some(None) => {
             return Err(invalid(format!(
-                "options.idleWaitMs must be an integer number of milliseconds from 1 to {}, not null",
-                super::json::MAX_MILLIS
+                "options.idleWaitMs must be an integer number of milliseconds from 1 to {max_ms}, not null"
             )))
         }
-        given => millis("idleWaitMs", given.flatten(), 1)?.unwrap_or(DEFAULT_IDLE_WAIT),
+        Some(Some(ms)) if !(1..=max_ms).contains(&ms) => {
+            return Err(invalid(format!(
+                "options.idleWaitMs must be an integer number of milliseconds from 1 to {max_ms}"
+            )))
+        }
+        Some(Some(ms)) => Duration::from_millis(ms),
+        None => DEFAULT_IDLE_WAIT,
     };
     Ok(IdleBounds { max_continuations, idle_wait })
 }
@@ -428,13 +427,14 @@ fn idle_bounds(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::run_turn::{parse_prepared, parse_review};
 
     /// An absolute path on this platform, where the options below say `"/tmp`.
     const TMP: &str = if cfg!(windows) { r"C:\tmp" } else { "/tmp" };
 
     fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
         let tmp = serde_json::to_string(TMP).unwrap();
-        super::parse(&json.replace(r#""/tmp"#, tmp.trim_end_matches('"')))
+        crate::options::parse(&json.replace(r#""/tmp"#, tmp.trim_end_matches('"')))
     }
 
     fn err(json: &str) -> String {
@@ -451,6 +451,36 @@ mod tests {
         assert_eq!(o.idle, IdleBounds { max_continuations: 20, idle_wait: Duration::from_secs(30 * 60) });
         let o = parse(r#"{"prompt":"hi","cwd":"/tmp","until":"idle","maxContinuations":0,"idleWaitMs":1}"#).unwrap();
         assert_eq!(o.idle, IdleBounds { max_continuations: 0, idle_wait: Duration::from_millis(1) });
+    }
+
+    #[test]
+    fn each_entry_point_says_whose_an_option_is() {
+        let with = |json: serde_json::Value| json.to_string().replace("/tmp", &TMP.replace('\\', "\\\\"));
+        let prepared = parse_prepared(&with(serde_json::json!({"cwd": "/tmp", "idleTimeoutMs": 200}))).unwrap();
+        assert_eq!(prepared.idle_timeout, Some(Duration::from_millis(200)));
+        let default = parse_prepared(&with(serde_json::json!({"cwd": "/tmp"}))).unwrap();
+        assert_eq!(default.idle_timeout, Some(DEFAULT_IDLE_TIMEOUT));
+        assert_eq!(parse(r#"{"prompt":"x","cwd":"/tmp"}"#).unwrap().idle_timeout, None);
+        let prompt = parse_prepared(&with(serde_json::json!({"cwd": "/tmp", "prompt": "x"}))).unwrap_err().0;
+        assert!(prompt.starts_with("options.prompt belongs to start()"), "{prompt}");
+        for bad in [serde_json::json!(0), serde_json::json!(2147483648u64), serde_json::json!(null)] {
+            let idle = parse_prepared(&with(serde_json::json!({"cwd": "/tmp", "idleTimeoutMs": bad}))).unwrap_err().0;
+            assert_eq!(idle, "options.idleTimeoutMs must be an integer number of milliseconds from 1 to 2147483647");
+        }
+        assert_eq!(
+            err(r#"{"prompt":"x","cwd":"/tmp","idleTimeoutMs":5}"#),
+            "options.idleTimeoutMs is not an option of runTurn"
+        );
+        let mode = parse_review(&with(
+            serde_json::json!({"cwd": "/tmp", "mode": "plan", "target": {"type": "uncommittedChanges"}}),
+        ));
+        assert!(mode.unwrap_err().0.starts_with("options.mode is not an option of runReview"));
+        let review =
+            parse_review(&with(serde_json::json!({"cwd": "/tmp", "target": {"type": "commit", "sha": "abc"}})))
+                .unwrap();
+        assert_eq!(review.review.unwrap().get(), r#"{"type":"commit","sha":"abc"}"#);
+        // The JS-only values never come as JSON: a `signal` that does is no option.
+        assert_eq!(err(r#"{"prompt":"x","cwd":"/tmp","signal":{}}"#), "options.signal is not an option of runTurn");
     }
 
     #[test]

@@ -77,6 +77,7 @@ methods! {
     THREAD_UNARCHIVE = "thread/unarchive", ClientRequest, ThreadUnarchive<'_> => serde::de::IgnoredAny;
     THREAD_DELETE = "thread/delete", ClientRequest, ThreadDelete<'_> => serde::de::IgnoredAny;
     THREAD_REVERT = "thread/revert", ClientRequest, ThreadRevert<'_> => serde::de::IgnoredAny;
+    THREAD_METADATA_UPDATE = "thread/metadata/update", ClientRequest, ThreadMetadataUpdate<'_> => ThreadReadResult;
     // An acknowledgement: the compaction is a turn of its own, ended by its `turn/completed`.
     THREAD_COMPACT_START = "thread/compact/start", ClientRequest, ThreadCompactStart<'_> => serde::de::IgnoredAny;
     // Goals, never with the thread loaded (a loaded idle thread starts continuation turns).

@@ -467,6 +467,16 @@ thread_params! {
     ThreadGoalClear;
 }
 
+/// Patches a stored thread's metadata (its Git facts) as the app gave it: what is absent stays,
+/// `null` clears.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadMetadataUpdate<'a> {
+    pub thread_id: &'a str,
+    #[serde(flatten)]
+    pub patch: &'a Value,
+}
+
 /// Removes `before_turn_id` and every later turn from a loaded thread's history (not the files
 /// those turns changed).
 #[derive(Serialize, Debug)]

@@ -6,6 +6,8 @@
 //! declarations here say. `index.d.ts` re-exports the generated types and adds only what exists
 //! in JavaScript alone (the `Turn`, the classes of the error family, callbacks).
 
+mod inputs;
+
 use ts_rs::{Config, TS};
 
 /// One generated file: its path from the package root and its text (before formatting).
@@ -55,7 +57,11 @@ mod examples;
 
 /// Every generated file.
 pub fn files() -> Vec<File> {
-    vec![File { path: "types/surface.d.ts", text: typescript() }]
+    vec![
+        File { path: "types/surface.d.ts", text: typescript() },
+        File { path: "types/calls.d.ts", text: inputs::calls_typescript(&config()) },
+        File { path: "lib/surface.js", text: inputs::javascript() },
+    ]
 }
 
 /// How the declarations are written: 64-bit integers are JavaScript numbers (what `JSON.parse`
@@ -128,11 +134,13 @@ pub(crate) fn declarations() -> Vec<(String, String)> {
 /// `types/surface.d.ts`: the declarations, in the order a reader meets them.
 fn typescript() -> String {
     let mut out = String::from(HEADER);
-    for (name, path) in PROTOCOL_TYPES {
+    for (name, path) in PROTOCOL_TYPES.iter().chain(inputs::PROTOCOL_TYPES) {
         out.push_str(&format!("import type {{ {name} }} from './codex/{path}.js'\n"));
     }
+    out.push_str(&format!("import type {{ {} }} from '../index.js'\n", inputs::JS_TYPES.join(", ")));
     out.push('\n');
-    for (name, decl) in declarations() {
+    let inputs = inputs::declarations(&config()).into_iter().map(|decl| (String::new(), decl));
+    for (name, decl) in declarations().into_iter().chain(inputs) {
         out.push_str(&decl);
         out.push('\n');
         if name == "HarnessEvent" {

@@ -8,7 +8,8 @@ use crate::options::input::InputItem;
 use crate::options::TurnInput;
 use crate::protocol::RpcError;
 use serde_json::json;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// More input for the running turn, and who waits for the server's word on it.
@@ -33,6 +34,11 @@ pub fn steer_outcome(answer: Result<Result<(), RpcError>, oneshot::error::RecvEr
         )),
     }
 }
+
+/// The events a prepared turn yields before its turn starts (`type`s of `HarnessEvent`): what a
+/// conversation holds back until it is clear the turn runs on that child.
+pub const PRELUDE: &[&str] =
+    &["started", "threadStarted", "diagnostic", "native", "unknownNotification", "passthrough", "rateLimits"];
 
 /// How a prepared turn's preparation ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +66,8 @@ pub struct Controls {
     /// Where a server request the app answers goes (the binding sets it before the turn runs).
     app: Mutex<Option<AppHandler>>,
     answers: Mutex<Answers>,
+    /// Why a prepared turn ended before `start()`: it waited longer than `idleTimeoutMs`.
+    idled: OnceLock<String>,
 }
 
 /// Hands the JSON text of `{key, method, id, params, agent}` to the app.
@@ -106,6 +114,7 @@ impl Default for Controls {
             readiness: watch::channel(None).0,
             app: Mutex::new(None),
             answers: Mutex::new(Answers { sender: answer, receiver: Some(answers) }),
+            idled: OnceLock::new(),
         }
     }
 }
@@ -138,6 +147,25 @@ impl Controls {
     /// The prepared turn's input, for the runner; `None` once taken.
     pub fn take_start(&self) -> Option<oneshot::Receiver<TurnInput>> {
         self.start_slot().receiver.take()
+    }
+
+    /// A prepared turn's idle end: once `timeout` has passed without `start()`, the turn ends as a
+    /// disposed one does (`cancel`'s abort) and [`Controls::idled`] says why. Never resolves
+    /// otherwise. Holds nothing of the host's: a prepared turn waiting does not keep it alive.
+    pub async fn end_idle(&self, timeout: Duration, cancel: &crate::cancel::Cancel) {
+        tokio::time::sleep(timeout).await;
+        if self.started() || cancel.abort_requested() {
+            return std::future::pending().await;
+        }
+        let ms = timeout.as_millis();
+        let _ = self.idled.set(format!("the prepared turn was not started within idleTimeoutMs ({ms} ms)"));
+        tracing::info!(idle_timeout_ms = ms as u64, "prepared turn not started in time: ending it");
+        cancel.request_abort();
+    }
+
+    /// Why the prepared turn ended before it was started, when it waited too long.
+    pub fn idled(&self) -> Option<&str> {
+        self.idled.get().map(String::as_str)
     }
 
     /// Tells how the preparation ended; only the first word counts.
@@ -208,5 +236,28 @@ impl Controls {
         drop(steering);
         // Nothing more goes to the app (its handler may hold the app's objects).
         self.app.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cancel::Cancel;
+
+    #[tokio::test]
+    async fn a_prepared_turn_not_started_in_time_ends_and_says_why() {
+        let (controls, cancel) = (Controls::new(), Cancel::new());
+        controls.end_idle(Duration::from_millis(20), &cancel).await;
+        assert!(cancel.abort_requested());
+        assert_eq!(controls.idled(), Some("the prepared turn was not started within idleTimeoutMs (20 ms)"));
+
+        // Started in time: the idle end never comes.
+        let (controls, cancel) = (Controls::new(), Cancel::new());
+        let input = crate::options::parse_start(r#"{"prompt":"now"}"#, None).unwrap();
+        assert!(controls.start(input));
+        let waited =
+            tokio::time::timeout(Duration::from_millis(200), controls.end_idle(Duration::from_millis(20), &cancel));
+        assert!(waited.await.is_err());
+        assert!(!cancel.abort_requested() && controls.idled().is_none());
     }
 }

@@ -16,7 +16,7 @@ mod routing;
 mod session;
 pub mod state;
 
-pub use controls::{steer_outcome, AppAnswer, AppHandler, Controls, Readiness, Steer};
+pub use controls::{steer_outcome, AppAnswer, AppHandler, Controls, Readiness, Steer, PRELUDE};
 
 use crate::app_server::{self, NotStarted};
 use crate::cancel::Cancel;
@@ -54,7 +54,18 @@ pub struct Handle {
 /// readiness told, the one terminal event queued. `aborted`: the caller's signal was aborted
 /// already, so nothing is started.
 pub fn start(options: TurnOptions, aborted: bool) -> (Handle, impl Future<Output = ()> + Send + 'static) {
-    start_with(options, aborted, |turn, cancel| async move { run::start_and_drive(turn, &cancel).await })
+    start_with(options, aborted, |turn, cancel| async move {
+        let (idle_timeout, controls) = (turn.options.idle_timeout, turn.handle.controls.clone());
+        let run = run::start_and_drive(turn, &cancel);
+        let Some(idle_timeout) = idle_timeout else { return run.await };
+        // A prepared turn not started in time ends as a disposed one does.
+        tokio::pin!(run);
+        tokio::select! {
+            biased;
+            terminal = &mut run => terminal,
+            () = controls.end_idle(idle_timeout, &cancel) => run.await,
+        }
+    })
 }
 
 /// [`start`] with the work given (a test's can fail as production's must not).
