@@ -35,6 +35,12 @@ function run(configPath) {
   else fake.main()
 }
 
+/** Whether a `thread/metadata/update` patch sets a field (a Git fact, `null` to clear it, counts). */
+function hasField(params) {
+  const gitInfo = params?.gitInfo
+  return gitInfo !== null && typeof gitInfo === 'object' && Object.values(gitInfo).some((value) => value !== undefined)
+}
+
 class FakeCodex {
   constructor(script, logPath, argv) {
     this.script = script
@@ -423,7 +429,10 @@ class FakeCodex {
       return void this.exit(scripted.exit.code ?? 1)
     }
     if (scripted.error) this.refuse(method, id, scripted.error)
-    else if (scripted.pages) {
+    else if (method === 'thread/metadata/update' && !hasField(params)) {
+      // As Codex 0.171.0 refuses a patch that sets nothing (`gitInfo: null` included).
+      this.refuse(method, id, { code: -32600, message: 'thread metadata update must include at least one field' })
+    } else if (scripted.pages) {
       // The page a cursor names is its index: the first page has none, the last gives none.
       const at = params.cursor ? Number(params.cursor) : 0
       const nextCursor = at + 1 < scripted.pages.length ? String(at + 1) : null

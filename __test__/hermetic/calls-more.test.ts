@@ -286,6 +286,24 @@ describe('thread verbs', () => {
     expect(runs[0].requests('thread/metadata/update')).toEqual([{ threadId: thread.id, gitInfo: { branch: 'release', sha: null } }])
   })
 
+  it('updateThreadMetadata with gitInfo: null clears every fact (Codex refuses a patch that sets none)', async () => {
+    const updated = { ...thread, gitInfo: null }
+    const script = { calls: { 'thread/metadata/update': { result: { thread: updated } } } }
+    const { value, error, runs } = await against(script, (o) => updateThreadMetadata(thread.id, { gitInfo: null }, o))
+    expect(error).toBeUndefined()
+    expect(value).toEqual(updated)
+    expect(runs[0].requests('thread/metadata/update')).toEqual([{ threadId: thread.id, gitInfo: { sha: null, branch: null, originUrl: null } }])
+    // The fake refuses what Codex refuses: a patch that sets no field.
+    const refused = await against(script, (o) => request('thread/metadata/update', { threadId: thread.id, gitInfo: null }, o))
+    expect(refused.error).toMatchObject({ code: 'REQUEST_FAILED', message: 'thread metadata update must include at least one field' })
+  })
+
+  it('a call answered with a null result (JSON-RPC allows it) resolves', async () => {
+    const { error, sent } = await against({ calls: { 'thread/name/set': { result: null } } }, (o) => renameThread(thread.id, 'n', o))
+    expect(error).toBeUndefined()
+    expect(sent).toEqual([...HANDSHAKE, 'thread/name/set'])
+  })
+
   it('revertThread loads the thread read-only in its own directory, then reverts', async () => {
     const { value, runs, sent } = await against({ calls: { 'thread/revert': { result: { thread, turnsBackwardsCursor: null } } } }, (o) =>
       revertThread(thread.id, { ...o, beforeTurnId: 'turn-2' }),

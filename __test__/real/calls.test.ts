@@ -342,6 +342,11 @@ describe('real codex app-server: the calls of #33', () => {
       const cleared = await settled((o) => updateThreadMetadata(threadId, { gitInfo: { branch: null } }, o), calls)
       expect(cleared.gitInfo).toMatchObject({ branch: null, sha: 'abc1234' })
       expect((await settled((o) => readThread(threadId, o), calls)).gitInfo).toMatchObject({ branch: null, sha: 'abc1234' })
+      // `gitInfo: null` clears them all (Codex itself refuses a patch without a field).
+      const none = await settled((o) => updateThreadMetadata(threadId, { gitInfo: null }, o), calls)
+      expect(none.gitInfo ?? { branch: null, sha: null, originUrl: null }).toMatchObject({ branch: null, sha: null, originUrl: null })
+      const empty = await settled((o) => updateThreadMetadata(threadId, { gitInfo: {} }, o), calls).catch((e: unknown) => e)
+      console.log('EMPTY', empty)
       expect(first.home.configHash(), 'config.toml untouched').toBe(first.home.initialHash)
     } finally {
       await first.dispose()

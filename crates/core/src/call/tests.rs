@@ -797,6 +797,10 @@ async fn update_thread_metadata_patches_the_git_facts_without_loading_the_thread
     );
     assert_eq!(refused(json!({"threadId": "t1"})), "updateThreadMetadata: metadata must be an object { gitInfo }");
     assert!(refused(json!({"threadId": "t1", "metadata": {"title": "x"}})).contains("unknown field `title`"));
+    // `gitInfo: null` clears them all: Codex refuses it as such, so each fact goes as `null`.
+    let all = parse("updateThreadMetadata", Some(r#"{"threadId":"t1","metadata":{"gitInfo":null}}"#), None).unwrap();
+    let super::Call::UpdateThreadMetadata { metadata, .. } = &all.call else { panic!("{:?}", all.call) };
+    assert_eq!(metadata.0, json!({"gitInfo": {"sha": null, "branch": null, "originUrl": null}}));
     assert_eq!(
         refused(json!({"threadId": "t1", "metadata": {"gitInfo": {"branch": ""}}})),
         "updateThreadMetadata: metadata.gitInfo.branch must be a non-empty string"

@@ -9,7 +9,7 @@ use super::json::{from_json, from_json_as, given, invalid, present, stray, Optio
 use super::locus::Locus;
 use super::rules::{JsOnly, Millis, NonEmpty, Positive, Secret};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use ts_rs::TS;
 
@@ -319,7 +319,8 @@ impl Argument for GoalChange {
 }
 
 /// `updateThreadMetadata`'s patch of the Git facts Codex keeps for a thread (`gitInfo`: `sha`,
-/// `branch`, `originUrl`), sent as given: what is absent stays, `null` clears.
+/// `branch`, `originUrl`), sent as given: what is absent stays, `null` clears (`gitInfo: null`
+/// goes as each of them `null`).
 #[derive(Clone, PartialEq, Debug)]
 pub struct ThreadMetadata(pub Value);
 
@@ -351,7 +352,10 @@ impl Argument for ThreadMetadata {
         let patch: Patch = from_json_as(&value.to_string(), Self::NAME)?;
         match patch.git_info {
             None => Err(invalid("metadata must set gitInfo (null clears it)")),
-            Some(_) => Ok(ThreadMetadata(value)),
+            // Codex refuses `gitInfo: null` ("must include at least one field"): clearing them
+            // all is each of them cleared.
+            Some(None) => Ok(ThreadMetadata(json!({"gitInfo": {"sha": null, "branch": null, "originUrl": null}}))),
+            Some(Some(_)) => Ok(ThreadMetadata(value)),
         }
     }
 }

@@ -41,10 +41,16 @@ struct Envelope<'a> {
     method: Option<Cow<'a, str>>,
     #[serde(default)]
     params: Option<Box<Scope>>,
-    #[serde(default)]
+    /// Present, even as `null` (JSON-RPC 2.0 allows a null result): only an absent one is `None`.
+    #[serde(default, deserialize_with = "present")]
     result: Option<Box<RawValue>>,
     #[serde(default)]
     error: Option<RpcError>,
+}
+
+/// A field that is there, whatever its value (`Option`'s own reading takes `null` for absent).
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(deserializer).map(Some)
 }
 
 impl Incoming {
@@ -379,6 +385,11 @@ mod tests {
             Incoming::parse(r#"{"method":"x","params":{},"emittedAtMs":1}"#),
             Ok(Incoming::Call(ServerCall::Notification { .. }))
         ));
+        // JSON-RPC 2.0 allows a null result: it is a success like any other.
+        match Incoming::parse(r#"{"id":2,"result":null}"#) {
+            Ok(Incoming::Response { outcome: Ok(result), .. }) => assert_eq!(result.get(), "null"),
+            other => panic!("a null result is a response: {other:?}"),
+        }
         assert!(Incoming::parse(r#"[{"id":1,"result":{}}]"#).is_err());
         assert!(Incoming::parse(r#"{"id":101}"#).is_err());
         assert!(Incoming::parse("42").is_err());
