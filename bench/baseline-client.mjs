@@ -188,6 +188,8 @@ function terminal(router, fields) {
     threadId: router.threadId,
     turnId: router.turnId,
     finalMessage: null,
+    // The bench's streams carry no plan item (plan mode's proposed plan).
+    proposedPlan: null,
     usage: router.usage(),
     failure: null,
     // The plain client follows one turn: no sub-agents, nothing left running.

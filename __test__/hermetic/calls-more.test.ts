@@ -467,6 +467,11 @@ describe('bad arguments reject with a TypeError naming them (nothing throws)', (
     ['params', () => request('thread/loaded/list', { limit: 1n } as never), /^request: params\.limit is a BigInt/],
     ['metadata missing', () => updateThreadMetadata('t', undefined as never), 'updateThreadMetadata: metadata must be an object { gitInfo }'],
     ['metadata empty', () => updateThreadMetadata('t', {}), 'updateThreadMetadata: metadata must set gitInfo (null clears it)'],
+    [
+      'metadata of no fact',
+      () => updateThreadMetadata('t', { gitInfo: {} }),
+      'updateThreadMetadata: metadata.gitInfo must set at least one of sha, branch and originUrl (null clears one; gitInfo: null clears them all)',
+    ],
     ['metadata field', () => updateThreadMetadata('t', { title: 'x' } as never), /^updateThreadMetadata: metadata\.title: unknown field `title`/],
   ]
   itRejectsWithTypeErrors(cases)

@@ -345,8 +345,8 @@ describe('real codex app-server: the calls of #33', () => {
       // `gitInfo: null` clears them all (Codex itself refuses a patch without a field).
       const none = await settled((o) => updateThreadMetadata(threadId, { gitInfo: null }, o), calls)
       expect(none.gitInfo ?? { branch: null, sha: null, originUrl: null }).toMatchObject({ branch: null, sha: null, originUrl: null })
-      const empty = await settled((o) => updateThreadMetadata(threadId, { gitInfo: {} }, o), calls).catch((e: unknown) => e)
-      console.log('EMPTY', empty)
+      // A patch of no fact, which Codex refuses too, is a TypeError before any child starts.
+      await expect((async () => updateThreadMetadata(threadId, { gitInfo: {} }, calls))()).rejects.toThrow(TypeError)
       expect(first.home.configHash(), 'config.toml untouched').toBe(first.home.initialHash)
     } finally {
       await first.dispose()

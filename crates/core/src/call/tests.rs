@@ -797,6 +797,10 @@ async fn update_thread_metadata_patches_the_git_facts_without_loading_the_thread
     );
     assert_eq!(refused(json!({"threadId": "t1"})), "updateThreadMetadata: metadata must be an object { gitInfo }");
     assert!(refused(json!({"threadId": "t1", "metadata": {"title": "x"}})).contains("unknown field `title`"));
+    assert_eq!(
+        refused(json!({"threadId": "t1", "metadata": {"gitInfo": {}}})),
+        "updateThreadMetadata: metadata.gitInfo must set at least one of sha, branch and originUrl (null clears one; gitInfo: null clears them all)"
+    );
     // `gitInfo: null` clears them all: Codex refuses it as such, so each fact goes as `null`.
     let all = parse("updateThreadMetadata", Some(r#"{"threadId":"t1","metadata":{"gitInfo":null}}"#), None).unwrap();
     let super::Call::UpdateThreadMetadata { metadata, .. } = &all.call else { panic!("{:?}", all.call) };

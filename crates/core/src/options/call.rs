@@ -355,6 +355,10 @@ impl Argument for ThreadMetadata {
             // Codex refuses `gitInfo: null` ("must include at least one field"): clearing them
             // all is each of them cleared.
             Some(None) => Ok(ThreadMetadata(json!({"gitInfo": {"sha": null, "branch": null, "originUrl": null}}))),
+            // Codex refuses a patch of no fact too ("gitInfo must include at least one field").
+            Some(Some(GitInfo { sha: None, branch: None, origin_url: None })) => Err(invalid(
+                "metadata.gitInfo must set at least one of sha, branch and originUrl (null clears one; gitInfo: null clears them all)",
+            )),
             Some(Some(_)) => Ok(ThreadMetadata(value)),
         }
     }
