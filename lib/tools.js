@@ -53,7 +53,7 @@ function prepareTools(tools, path = 'options.tools') {
       validate = prepared.validate
     }
     Object.defineProperty(wire, name, { value: given, enumerable: true, writable: true, configurable: true })
-    table.set(name, { name, execute, validate })
+    table.set(name, { name, tool, execute, validate })
   }
   return { wire, table }
 }
@@ -133,7 +133,8 @@ async function answer(tool, params, context) {
   }
   let result
   try {
-    result = await tool.execute(checked.value, context)
+    // Called on its tool, as a method of it (a class's `execute` may use `this`).
+    result = await Reflect.apply(tool.execute, tool.tool, [checked.value, context])
   } catch (error) {
     const message = messageOf(error)
     return { reply: textReply(message === '' ? `the tool ${name} failed without a message` : message, false), kind: 'failed' }
