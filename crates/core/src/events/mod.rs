@@ -74,7 +74,9 @@ pub enum ReasoningPart {
 /// permission request given an empty profile, `declined`, `methodError`), by the app (`app`), by
 /// the fixed policy because the app's handler did not answer in time (`timedOut`), by a refusal
 /// because the app's answer did not fit the method's response type (`unfit`: it was not sent,
-/// and the event's `unfit` says why), or because the turn was ending (`cancelled`).
+/// and the event's `unfit` says why), or because the turn was ending (`cancelled`). A call of an
+/// app tool (`tools`, `item/tool/call`): `app` (its `execute` answered), `invalidArguments`,
+/// `timedOut` (past its `timeoutMs`), `cancelled` or `failed`, each with a text the model reads.
 #[derive(Serialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "ServerRequestReply")]
@@ -83,15 +85,23 @@ pub enum ReplyKind {
     GrantedEmpty,
     Declined,
     MethodError,
-    /// The app's handler answered.
+    /// The app's handler answered (an app tool: its `execute`).
     App,
-    /// The app's handler did not answer in time: the fixed policy's reply went.
+    /// The app's handler did not answer in time: the fixed policy's reply went (an app tool: a
+    /// text saying it timed out, and its `execute`'s signal aborted).
     TimedOut,
     /// The app's answer did not fit the method's response type: it was not sent, the method's
     /// refusal went (whatever the access mode), and the event says why.
     Unfit,
-    /// The turn was ending: the request was answered so that nothing waits for it.
+    /// The turn was ending: the request was answered so that nothing waits for it (an app
+    /// tool's call with a failure text, its `execute` aborted).
     Cancelled,
+    /// An app tool's call whose arguments broke its `inputSchema`: `execute` was not run, the
+    /// model was told which argument and rule.
+    InvalidArguments,
+    /// An app tool's call that failed: `execute` threw or returned what is not a tool result,
+    /// or the tool is not among those the turn was given (a resumed thread's stored one).
+    Failed,
 }
 
 /// A sub-agent of the turn: a thread Codex started for it (`multi_agent` tools).
