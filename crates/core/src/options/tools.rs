@@ -21,8 +21,10 @@ const MAX_NAME: usize = 128;
 
 /// Names of Codex's own tools, over the versions this package accepts (0.150.0 …): a dynamic
 /// tool named like one is accepted by `thread/start` and then silently never offered (the
-/// model gets Codex's, and its calls go there). Some are namespaced in the pinned CLI
-/// (`multi_agent_v1.spawn_agent`) and top-level in others; refused alike.
+/// model gets Codex's, and its calls go there). Codex's sub-agent tools (`spawn_agent`, `wait`,
+/// …) are not among them: they sit in a namespace of their own (`multi_agent_v1`, or
+/// `collaboration` with `multi_agent_v2`) on every accepted version, so a top-level function of
+/// the same name is the app's (seen on 0.150.0, 0.160.0 and 0.171.0).
 pub const CODEX_TOOLS: &[&str] = &[
     "exec_command",
     "write_stdin",
@@ -37,12 +39,6 @@ pub const CODEX_TOOLS: &[&str] = &[
     "update_goal",
     "web_search",
     "tool_search",
-    "spawn_agent",
-    "send_input",
-    "resume_agent",
-    "wait",
-    "wait_agent",
-    "close_agent",
     "multi_agent_v1",
     "list_mcp_resources",
     "list_mcp_resource_templates",
@@ -202,7 +198,12 @@ mod tests {
         assert!(name("wetter_\u{fc}").contains("must match"));
         assert!(name("").contains("must match"));
         assert!(name(&"y".repeat(129)).ends_with("must be at most 128 characters"));
-        for own in ["exec_command", "view_image", "update_goal", "apply_patch", "spawn_agent", "web_search"] {
+        // Codex's sub-agent tools are in a namespace of their own (`multi_agent_v1`, or
+        // `collaboration`) on every accepted version: the same names top-level are the app's.
+        for free in ["wait", "spawn_agent", "wait_agent", "send_input", "close_agent", "resume_agent"] {
+            assert!(checked(json!({ free: tool() })).is_ok(), "{free}");
+        }
+        for own in ["exec_command", "view_image", "update_goal", "apply_patch", "web_search"] {
             let e = name(own);
             assert!(
                 e.starts_with(&format!("options.tools.{own}: {own} is the name of one of Codex's own tools")),
