@@ -87,9 +87,11 @@ export declare class NativeTurn {
   /**
    * The app's answer to server request `key`: `replyJson` the reply (checked against the
    * method's response type in JavaScript), else none (`unfit`: why the app's did not fit);
-   * the fixed policy's reply then goes. An answer after the request was answered is dropped.
+   * the fixed policy's reply then goes. An app tool's answer (`{contentItems, success}`,
+   * made in JavaScript) comes with its `kind`: `app`, `invalidArguments` or `failed`. An
+   * answer after the request was answered is dropped.
    */
-  answer(key: number, replyJson?: string | undefined | null, unfit?: string | undefined | null): void
+  answer(key: number, replyJson?: string | undefined | null, unfit?: string | undefined | null, kind?: string | undefined | null): void
   /** The consumer left: queued and future events are dropped; the outcome still resolves. */
   detach(): void
 }

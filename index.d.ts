@@ -79,6 +79,79 @@ export type ServerReplyTo<M extends keyof ServerRequestMap> = ServerRequestMap[M
 export type OnServerRequest = (request: ServerRequest) => ServerReply | undefined | Promise<ServerReply | undefined>
 
 /**
+ * One of the app's own functions, offered to the model (`tools` of `runTurn`, `prepareTurn` and
+ * `openConversation`; docs/app-tools.md). Its name is its key in `tools`. Name `I` (or let a
+ * Standard Schema's output type it) to type `execute`'s arguments.
+ */
+export interface AppTool<I = any> {
+  /** What the tool does, for the model (non-empty). */
+  description: string
+  /**
+   * The arguments' schema: a JSON Schema object (`type: 'object'` at its root) or a Standard
+   * Schema (zod 4, valibot through `toStandardJsonSchema`, arktype), sent to the model as JSON
+   * Schema. Arguments that break it never reach `execute`: the model is told which argument and
+   * rule (reply `invalidArguments`). A Standard Schema's parsed output is what `execute` gets.
+   */
+  inputSchema: object | StandardSchemaV1<unknown, I>
+  /**
+   * Runs the call: its result goes to the model. A throw (or `isError`) tells the model the
+   * error's message (never its stack).
+   */
+  execute(args: I, context: ToolContext): ToolResult | Promise<ToolResult>
+  /**
+   * The call's deadline, 1 … 2^31 − 1 ms; default 120000 (two minutes; set more for a tool that
+   * waits for the user). Past it, `context.signal` aborts with a `TimeoutError` and the model is
+   * told the tool timed out (reply `timedOut`). Codex has no deadline of its own.
+   */
+  timeoutMs?: number
+}
+
+/** What `AppTool.execute` is told of its call. */
+export interface ToolContext {
+  /**
+   * Aborts at the call's deadline (reason: a `TimeoutError` DOMException) and when the turn is
+   * aborted (reason: the turn's abort reason). What `execute` returns after that is dropped.
+   */
+  signal: AbortSignal
+  /** The thread that calls: the turn's, or a forked sub-agent's. */
+  threadId: string
+  /** The turn of that thread. */
+  turnId: string
+  /** The model's id of the call (the `dynamicToolCall` item's id). */
+  callId: string
+  /** The sub-agent that calls (one spawned with `fork_context`); `null` for the turn's own thread. */
+  agent: AgentRef | null
+}
+
+/**
+ * What `AppTool.execute` returns: a text, or parts. Texts are bounded to 64 KiB of UTF-8 in all
+ * (the rest cut at a character boundary, with a note saying how many bytes). Images go as
+ * `data:` URLs of at most 10 MiB; a file path or a remote URL is not read, and the model gets a
+ * text saying the image was not sent. Anything else is answered as a failure (reply `failed`).
+ */
+export type ToolResult =
+  | string
+  | {
+      /** The parts, in order. */
+      content: Array<
+        | {
+            /** Discriminant. */
+            type: 'text'
+            /** A text for the model. */
+            text: string
+          }
+        | {
+            /** Discriminant. */
+            type: 'image'
+            /** A `data:` URL (`data:image/png;base64,…`). */
+            url: string
+          }
+      >
+      /** The call failed (`success: false`; the model reads the text all the same). */
+      isError?: boolean
+    }
+
+/**
  * A thread item exactly as Codex sent it: the protocol's `ThreadItem`, generated from the pinned
  * CLI (`types/codex`, `pnpm types:generate`). Narrow on `item.type` (`agentMessage`,
  * `commandExecution`, `fileChange`, `reasoning`, `mcpToolCall`, …). A newer Codex may send kinds

@@ -13,6 +13,7 @@ const { CodexError, SteerError, failure, nativeCall } = require('./errors.js')
 const { checkOptions, wire, option, plain, isArray } = require('./plain.js')
 const { serialIterator } = require('./iterator.js')
 const { checkHandler } = require('./server-requests.js')
+const { prepareTools } = require('./tools.js')
 // The options of the calls around turns, as a fork takes them from the conversation's.
 const { callOptions: CALL_OPTIONS, prelude, codes } = require('./surface.js')
 
@@ -268,6 +269,8 @@ class Conversation {
   /** The turns' options but the thread, model and effort: plain data, read once. */
   #base
   #handler
+  /** The app's tools as given (`tools`): every turn and fork passes them on. */
+  #tools
   #onTurn
   #prepareNext
   /** How long a prepared child waits for the next send (prepareTurn's idleTimeoutMs; undefined: its default). */
@@ -290,6 +293,7 @@ class Conversation {
   constructor(settings) {
     this.#base = settings.base
     this.#handler = settings.handler
+    this.#tools = settings.tools
     this.#onTurn = settings.onTurn
     this.#prepareNext = settings.prepareNext
     this.#idleTimeoutMs = settings.idleTimeoutMs
@@ -322,6 +326,7 @@ class Conversation {
     const options = { ...this.#base }
     if (threadId !== null) options.threadId = threadId
     if (this.#handler !== undefined) options.onServerRequest = this.#handler
+    if (this.#tools !== undefined) options.tools = this.#tools
     for (const [key, value] of Object.entries(more)) {
       if (value !== undefined && (effort || key !== 'effort')) options[key] = value
     }
@@ -492,6 +497,7 @@ class Conversation {
     const settings = {
       base: this.#base,
       handler: this.#handler,
+      tools: this.#tools,
       onTurn,
       prepareNext: this.#prepareNext,
       idleTimeoutMs: this.#idleTimeoutMs,
@@ -568,12 +574,14 @@ function openConversation(options) {
   const handler = option(options, 'onServerRequest')
   checkHandler(handler)
   const signal = option(options, 'signal')
-  const given = wire(options, ['onTurn', 'onServerRequest', 'signal'])
-  // Every option checked by the core, as a turn reads it and as a conversation takes it.
-  checkWithCore('openConversation', given, { onTurn, onServerRequest: handler, signal })
+  const tools = option(options, 'tools')
+  const given = wire(options, ['onTurn', 'onServerRequest', 'signal', 'tools'])
+  // Every option checked by the core, as a turn reads it and as a conversation takes it (the
+  // tools as a turn sends them).
+  checkWithCore('openConversation', tools === undefined ? given : { ...given, tools: prepareTools(tools).wire }, { onTurn, onServerRequest: handler, signal })
   const { prepareNext, idleTimeoutMs, ...base } = given
   const { threadId = null, model, effort, ...rest } = base
-  return new Conversation({ base: rest, handler, onTurn, prepareNext: prepareNext ?? true, idleTimeoutMs, threadId, model, effort })
+  return new Conversation({ base: rest, handler, tools, onTurn, prepareNext: prepareNext ?? true, idleTimeoutMs, threadId, model, effort })
 }
 
 module.exports = { openConversation, Conversation, ConversationTurn }

@@ -352,4 +352,66 @@ function prepareOutputSchema(schema, name = 'options.outputSchema') {
   return result
 }
 
-module.exports = { prepareOutputSchema, strictProblem, isStandardSchema }
+// ---------------------------------------------------------------------------------------------
+// an app tool's inputSchema
+
+/** An ajv error as the model reads it: the argument's path from `arguments`, and the rule. */
+function argumentError(error) {
+  const path = (error.instancePath ?? '')
+    .split('/')
+    .slice(1)
+    .map((p) => segment(/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~')))
+    .join('')
+  const at = `arguments${path}`
+  if (error.keyword === 'required') return `${at}${segment(error.params.missingProperty)} is required`
+  if (error.keyword === 'additionalProperties') return `${at}${segment(error.params.additionalProperty)} is not allowed (additionalProperties: false)`
+  return `${at} ${error.message}`
+}
+
+const toolSchemas = new WeakMap()
+
+/**
+ * An app tool's `inputSchema` as Codex is sent it (`wire`: a JSON Schema, a Standard Schema's
+ * converted, verbatim — Codex sends tools with strict mode off) and `validate(arguments)`: `{ok,
+ * value}` (a Standard Schema's output) or `{ok: false, message}` naming each argument and the
+ * rule it breaks. Whether it is an object schema is the core's check; a schema that is not an
+ * object is handed over for it to name, with no check of its own. Cached per schema object.
+ */
+function prepareToolSchema(schema, name) {
+  const cacheable = schema !== null && (typeof schema === 'object' || typeof schema === 'function')
+  let result = cacheable ? toolSchemas.get(schema) : undefined
+  if (result) return result
+  if (cacheable && isStandardSchema(schema, name)) {
+    const { schema: wire } = convert(schema, name)
+    result = {
+      wire,
+      async validate(value) {
+        const checked = await schema['~standard'].validate(value)
+        if (!checked.issues) return { ok: true, value: checked.value }
+        return { ok: false, message: issuesText(checked.issues.map((i) => ({ ...i, path: ['arguments', ...(i.path ?? [])] }))) }
+      },
+    }
+  } else {
+    const wire = plain(schema, name)
+    if (!isPlainObject(wire) || wire.type !== 'object') return { wire, validate: null }
+    const draft = draftOf(wire, name)
+    const ajv = ajvFor(draft)
+    let check
+    try {
+      check = ajv.compile(wire.$schema === undefined ? wire : { ...wire, $schema: draft.id })
+    } catch (error) {
+      throw new TypeError(`${name} is not a valid JSON Schema (${draft.name}): ${error.message}`)
+    }
+    result = {
+      wire,
+      async validate(value) {
+        if (check(value)) return { ok: true, value }
+        return { ok: false, message: (check.errors ?? []).map(argumentError).join('; ') }
+      },
+    }
+  }
+  if (cacheable) toolSchemas.set(schema, result)
+  return result
+}
+
+module.exports = { prepareOutputSchema, prepareToolSchema, strictProblem, isStandardSchema }

@@ -8,6 +8,10 @@ const { checkSignal, listen } = require('./signal.js')
 const { BatchReader } = require('./batch.js')
 const { serialIterator } = require('./iterator.js')
 const { serve, checkHandler } = require('./server-requests.js')
+const { prepareTools, serveTools } = require('./tools.js')
+
+/** The abort reason a Turn (or a prepared turn) was given, for lib/tools.js's bridge: not part of the API. */
+const ABORT_REASON = Symbol('rennet.turn.abortReason')
 const { codes } = require('./surface.js')
 
 class Turn {
@@ -75,6 +79,11 @@ class Turn {
       this.#outcome = this.#native.outcome().then((json) => this.#terminal(JSON.parse(json)))
     }
     return this.#outcome
+  }
+
+  /** The first abort's reason (undefined before one), for the tools' signals. */
+  get [ABORT_REASON]() {
+    return this.#abortReason
   }
 
   /** A cancelled turn's terminal (and turnCompleted) event carries the abort reason, as given. */
@@ -158,7 +167,8 @@ function runTurn(options) {
  */
 function startTurn(options, schema, start = binding.startTurn, defaults = {}) {
   let turn = null
-  const { native, listening } = startNative(options, ['outputSchema'], start, (reason) => turn.abort(reason), (given) => {
+  const reason = () => turn?.[ABORT_REASON]
+  const { native, listening } = startNative(options, ['outputSchema'], start, (reason) => turn.abort(reason), reason, (given) => {
     for (const [key, value] of Object.entries(defaults)) if (given[key] === undefined) given[key] = value
     if (schema !== undefined) given.outputSchema = schema
     if (typeof given.prompt === 'string') given.prompt = given.prompt.toWellFormed()
@@ -171,18 +181,22 @@ function startTurn(options, schema, start = binding.startTurn, defaults = {}) {
 }
 
 /**
- * The native turn of `options` (checked to be an object): the signal and the handler read and
- * checked, the rest read as given but for `skip` (JavaScript's own), `adjust`ed, and started by
- * the binding's `start`; `onAbort(reason)` once the signal aborts — attached before the child
- * exists, so a signal that cannot be listened to starts nothing.
+ * The native turn of `options` (checked to be an object): the signal, the handler and the tools
+ * read and checked, the rest read as given but for `skip` (JavaScript's own), `adjust`ed, and
+ * started by the binding's `start`; `onAbort(reason)` once the signal aborts — attached before
+ * the child exists, so a signal that cannot be listened to starts nothing. `abortReason()`: the
+ * turn's abort reason, which a tool's signal aborts with.
  */
-function startNative(options, skip, start, onAbort, adjust = () => {}) {
+function startNative(options, skip, start, onAbort, abortReason, adjust = () => {}) {
   const signal = option(options, 'signal')
   checkSignal(signal)
   const handler = option(options, 'onServerRequest')
   checkHandler(handler)
-  const given = wire(options, ['signal', 'onServerRequest', ...skip])
+  const toolsGiven = option(options, 'tools')
+  const tools = toolsGiven === undefined ? undefined : prepareTools(toolsGiven)
+  const given = wire(options, ['signal', 'onServerRequest', 'tools', ...skip])
   if (handler !== undefined) given.onServerRequest = true
+  if (tools !== undefined) given.tools = tools.wire
   adjust(given)
   let native
   // The handler's bridge lives as long as the turn's work: it reaches the native turn only
@@ -190,7 +204,9 @@ function startNative(options, skip, start, onAbort, adjust = () => {}) {
   let weak
   const listening = listen(signal, onAbort)
   try {
-    const requests = handler === undefined ? undefined : serve(handler, () => weak?.deref())
+    const reach = () => weak?.deref()
+    const others = handler === undefined ? undefined : serve(handler, reach)
+    const requests = tools === undefined ? others : serveTools(tools.table, others, reach, abortReason)
     native = nativeCall(() => start(JSON.stringify(given), listening.aborted, requests))
     weak = new WeakRef(native)
   } catch (error) {
@@ -296,6 +312,11 @@ class PreparedTurn {
     return this.#turn
   }
 
+  /** The abort reason of its Turn, or of its dispose (for the tools' signals). */
+  get [ABORT_REASON]() {
+    return this.#turn === null ? this.#reason : this.#turn[ABORT_REASON]
+  }
+
   /** Where the caller's signal goes: `dispose` before start, the Turn's `abort` after. */
   #forward = (reason) => this.dispose(reason)
 
@@ -339,7 +360,8 @@ class PreparedTurn {
 function prepareTurn(options) {
   options = checkOptions(options, 'prepareTurn')
   let prepared = null
-  const { native, listening } = startNative(options, [], binding.prepareTurn, (reason) => prepared.onSignal(reason))
+  const reason = () => prepared?.[ABORT_REASON]
+  const { native, listening } = startNative(options, [], binding.prepareTurn, (reason) => prepared.onSignal(reason), reason)
   prepared = new PreparedTurn(native, listening)
   if (listening.aborted) prepared.dispose(listening.reason)
   return prepared

@@ -25,7 +25,9 @@ pub struct NativeTurn {
 }
 
 /// `(requestJson: string) => void`: a server request for the app's handler (the JSON text of
-/// `{key, method, id, params, agent}`); its answer comes back through `NativeTurn.answer`.
+/// `{key, method, id, params, agent}`; an app tool's call also has `tool: true` and its
+/// `timeoutMs`, and `{cancel: key, why}` aborts one); its answer comes back through
+/// `NativeTurn.answer`.
 /// Weak (unreferenced): it lives as long as the turn, and a prepared turn waiting for its
 /// `start` must not keep the process alive; a running turn does so through its pending outcome.
 type AppRequests = ThreadsafeFunction<String, (), String, Status, false, true>;
@@ -95,7 +97,8 @@ fn run_turn(
     let options = parsed.map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     locate_guard();
     let locus = options.target.locus.clone();
-    let app_answers = options.app_answers;
+    // App tools are answered by JavaScript too, with or without `onServerRequest`.
+    let app_answers = options.app_answers || options.tools.is_some();
     let (handle, work) = rennet_codex::turn::start(options, aborted == Some(true));
     if let (true, Some(requests)) = (app_answers, on_server_request) {
         handle.controls.set_app_handler(Box::new(move |request| {
@@ -258,10 +261,21 @@ impl NativeTurn {
 
     /// The app's answer to server request `key`: `replyJson` the reply (checked against the
     /// method's response type in JavaScript), else none (`unfit`: why the app's did not fit);
-    /// the fixed policy's reply then goes. An answer after the request was answered is dropped.
+    /// the fixed policy's reply then goes. An app tool's answer (`{contentItems, success}`,
+    /// made in JavaScript) comes with its `kind`: `app`, `invalidArguments` or `failed`. An
+    /// answer after the request was answered is dropped.
     #[napi]
-    pub fn answer(&self, key: f64, reply_json: Option<String>, unfit: Option<String>) {
+    pub fn answer(&self, key: f64, reply_json: Option<String>, unfit: Option<String>, kind: Option<String>) {
+        use rennet_codex::events::ReplyKind;
+        let tool_kind = kind.as_deref().map(|kind| match kind {
+            "invalidArguments" => ReplyKind::InvalidArguments,
+            "failed" => ReplyKind::Failed,
+            _ => ReplyKind::App,
+        });
         let answer = match (reply_json.map(|json| serde_json::from_str(&json)), unfit) {
+            (Some(Ok(reply)), _) if tool_kind.is_some() => {
+                rennet_codex::turn::AppAnswer::Tool(reply, tool_kind.unwrap_or(ReplyKind::App))
+            }
             (Some(Ok(reply)), _) => rennet_codex::turn::AppAnswer::Reply(reply),
             (Some(Err(e)), _) => rennet_codex::turn::AppAnswer::Unfit(format!("not JSON: {e}")),
             (None, Some(why)) => rennet_codex::turn::AppAnswer::Unfit(why),

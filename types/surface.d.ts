@@ -9,7 +9,7 @@ import type { ServerRequest as ProtocolServerRequest } from './codex/ServerReque
 import type { ThreadSortKey } from './codex/v2/ThreadSortKey.js'
 import type { ThreadSourceKind } from './codex/v2/ThreadSourceKind.js'
 import type { ThreadGoalStatus } from './codex/v2/ThreadGoalStatus.js'
-import type { OnServerRequest, Turn } from '../index.js'
+import type { OnServerRequest, Turn, AppTool } from '../index.js'
 
 /**
  * Every event of a turn, a union on `type`: one `started` first, one `terminal` last, and
@@ -197,7 +197,16 @@ export type ServerRequestEvent = {
  * and the event's `unfit` says why), or because the turn was ending (`cancelled`).
  */
 export type ServerRequestReply =
-  'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'unfit' | 'cancelled'
+  | 'accepted'
+  | 'grantedEmpty'
+  | 'declined'
+  | 'methodError'
+  | 'app'
+  | 'timedOut'
+  | 'unfit'
+  | 'cancelled'
+  | 'invalidArguments'
+  | 'failed'
 
 /**
  * One event of a sub-agent the turn started (its items, deltas, usage, turnStarted,
@@ -434,6 +443,7 @@ export type FailureCode =
   | 'REQUEST_TIMEOUT'
   | 'UNEXPECTED_RESPONSE'
   | 'ISOLATION_NOT_CONFIRMED'
+  | 'APP_TOOLS_REFUSED'
   | 'AUTH_REQUIRED'
   | 'MALFORMED_FRAME'
   | 'INVALID_UTF8'
@@ -671,6 +681,16 @@ export type RunTurnOptions = {
    */
   mode?: 'default' | 'plan'
   /**
+   * The app's own functions, offered to the model on this thread (Codex's dynamic tools;
+   * docs/app-tools.md): by name (`^[a-zA-Z0-9_-]+$`, at most 128 characters, not one of
+   * Codex's own tools), each `{ description, inputSchema, execute, timeoutMs? }`. The
+   * arguments are checked against `inputSchema` before `execute` runs; each call has a
+   * deadline (`timeoutMs`, 1 … 2^31 − 1 ms; default 120000) and the turn's abort. A thread
+   * keeps the tools it was started with: given with `threadId`, they answer its calls, and a
+   * call of a stored tool not given here gets a failure text. Not with `readOnly`.
+   */
+  tools?: Record<string, AppTool>
+  /**
    * Aborts it: before a prepared turn's `start()` it is disposed; a running turn is
    * interrupted (killed after `interruptGraceMs`), its terminal's `abortReason` the
    * signal's reason.
@@ -765,6 +785,16 @@ export type PrepareTurnOptions = {
    * 1 … 2^31 − 1 ms; default 300000.
    */
   idleTimeoutMs?: number
+  /**
+   * The app's own functions, offered to the model on this thread (Codex's dynamic tools;
+   * docs/app-tools.md): by name (`^[a-zA-Z0-9_-]+$`, at most 128 characters, not one of
+   * Codex's own tools), each `{ description, inputSchema, execute, timeoutMs? }`. The
+   * arguments are checked against `inputSchema` before `execute` runs; each call has a
+   * deadline (`timeoutMs`, 1 … 2^31 − 1 ms; default 120000) and the turn's abort. A thread
+   * keeps the tools it was started with: given with `threadId`, they answer its calls, and a
+   * call of a stored tool not given here gets a failure text. Not with `readOnly`.
+   */
+  tools?: Record<string, AppTool>
   /**
    * Aborts it: before a prepared turn's `start()` it is disposed; a running turn is
    * interrupted (killed after `interruptGraceMs`), its terminal's `abortReason` the
@@ -1015,6 +1045,16 @@ export type ConversationOptions = {
    * its child (a TypeError).
    */
   ephemeral?: false
+  /**
+   * The app's own functions, offered to the model on the conversation's thread (every send and fork passes them on) (Codex's dynamic tools;
+   * docs/app-tools.md): by name (`^[a-zA-Z0-9_-]+$`, at most 128 characters, not one of
+   * Codex's own tools), each `{ description, inputSchema, execute, timeoutMs? }`. The
+   * arguments are checked against `inputSchema` before `execute` runs; each call has a
+   * deadline (`timeoutMs`, 1 … 2^31 − 1 ms; default 120000) and the turn's abort. A thread
+   * keeps the tools it was started with: given with `threadId`, they answer its calls, and a
+   * call of a stored tool not given here gets a failure text. Not with `readOnly`.
+   */
+  tools?: Record<string, AppTool>
 }
 
 /** What `Conversation.send` takes besides the input. */

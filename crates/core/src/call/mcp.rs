@@ -45,6 +45,7 @@ pub(super) async fn list<R: Input, W: Output, O: Owner>(
         config: Some(crate::isolation::thread_config(&names)),
         // Asked of only: never stored, never listed.
         ephemeral: true,
+        dynamic_tools: None,
     };
     let thread_id = exchange.call(owner, &thread).await?.thread.id;
     let thread_id = thread_id.as_str();

@@ -90,8 +90,15 @@ pub enum ReplyKind {
     /// The app's answer did not fit the method's response type: it was not sent, the method's
     /// refusal went (whatever the access mode), and the event says why.
     Unfit,
-    /// The turn was ending: the request was answered so that nothing waits for it.
+    /// The turn was ending: the request was answered so that nothing waits for it (an app
+    /// tool's call with a failure text, its `execute` aborted).
     Cancelled,
+    /// An app tool's call whose arguments broke its `inputSchema`: `execute` was not run, the
+    /// model was told which argument and rule.
+    InvalidArguments,
+    /// An app tool's call that failed: `execute` threw or returned what is not a tool result,
+    /// or the tool is not among those the turn was given (a resumed thread's stored one).
+    Failed,
 }
 
 /// A sub-agent of the turn: a thread Codex started for it (`multi_agent` tools).

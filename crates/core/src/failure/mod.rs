@@ -54,6 +54,9 @@ pub enum Code {
     RequestTimeout,
     UnexpectedResponse,
     IsolationNotConfirmed,
+    /// `thread/start` refused the app's tools (`dynamicTools`): Codex's message verbatim. Nothing
+    /// was asked of the model, and the turn is never retried without the tools.
+    AppToolsRefused,
     /// `account/read` said no one is logged in, and the child has no API key to use instead.
     AuthRequired,
     // parse: stdout is not the protocol
@@ -113,6 +116,7 @@ impl Code {
         Code::RequestTimeout,
         Code::UnexpectedResponse,
         Code::IsolationNotConfirmed,
+        Code::AppToolsRefused,
         Code::AuthRequired,
         Code::MalformedFrame,
         Code::InvalidUtf8,
@@ -154,6 +158,7 @@ impl Code {
             Code::RequestTimeout => "REQUEST_TIMEOUT",
             Code::UnexpectedResponse => "UNEXPECTED_RESPONSE",
             Code::IsolationNotConfirmed => "ISOLATION_NOT_CONFIRMED",
+            Code::AppToolsRefused => "APP_TOOLS_REFUSED",
             Code::AuthRequired => "AUTH_REQUIRED",
             Code::MalformedFrame => "MALFORMED_FRAME",
             Code::InvalidUtf8 => "INVALID_UTF8",

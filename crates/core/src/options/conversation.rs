@@ -43,6 +43,16 @@ turn_options! {
         /// its child (a TypeError).
         #[ts(optional, type = "false")]
         pub ephemeral: Option<bool>,
+        /// The app's own functions, offered to the model on the conversation's thread (every send and fork passes them on) (Codex's dynamic tools;
+        /// docs/app-tools.md): by name (`^[a-zA-Z0-9_-]+$`, at most 128 characters, not one of
+        /// Codex's own tools), each `{ description, inputSchema, execute, timeoutMs? }`. The
+        /// arguments are checked against `inputSchema` before `execute` runs; each call has a
+        /// deadline (`timeoutMs`, 1 … 2^31 − 1 ms; default 120000) and the turn's abort. A thread
+        /// keeps the tools it was started with: given with `threadId`, they answer its calls, and a
+        /// call of a stored tool not given here gets a failure text. Not with `readOnly`.
+        #[serde(default)]
+        #[ts(optional, type = "Record<string, AppTool>")]
+        pub tools: Option<super::tools::ToolSpecs>,
     }
 }
 
@@ -131,7 +141,8 @@ pub fn check(entry: &str, json: &str) -> Result<(), OptionsError> {
                 ));
             }
             // Every option its turns share, held to a turn's rules.
-            build(o.common(), None, None, o.mode, o.ephemeral, None).map(drop)
+            let tools = o.tools.take();
+            build(o.common(), None, None, o.mode, o.ephemeral, None, tools).map(drop)
         }
         "send" => {
             let o: SendOptions = from_json(json)?;

@@ -10,6 +10,7 @@
 //! - [`turn`]: what the runner of a turn uses, and what every entry point that runs turns shares;
 //! - [`run_turn`]: `runTurn`, `prepareTurn`, `runReview` and a prepared turn's `start()`;
 //! - [`conversation`]: `openConversation`, a conversation's `send()` and `fork()`;
+//! - [`tools`]: app tools, the app's own functions offered to the model;
 //! - [`input`]: a turn's input items and a steer's;
 //! - [`call`]: the calls around turns, their arguments and options;
 //! - [`target`]: `cwd`, `codexPath`, `locus` and `env`, which every entry point shares;
@@ -29,6 +30,7 @@ pub mod mcp;
 pub mod rules;
 pub mod run_turn;
 pub mod target;
+pub mod tools;
 pub mod turn;
 
 pub use json::OptionsError;

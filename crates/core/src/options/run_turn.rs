@@ -60,6 +60,16 @@ turn_options! {
         /// `default` switches a thread left in plan mode back.
         #[ts(optional, inline)]
         pub mode: Option<Mode>,
+        /// The app's own functions, offered to the model on this thread (Codex's dynamic tools;
+        /// docs/app-tools.md): by name (`^[a-zA-Z0-9_-]+$`, at most 128 characters, not one of
+        /// Codex's own tools), each `{ description, inputSchema, execute, timeoutMs? }`. The
+        /// arguments are checked against `inputSchema` before `execute` runs; each call has a
+        /// deadline (`timeoutMs`, 1 … 2^31 − 1 ms; default 120000) and the turn's abort. A thread
+        /// keeps the tools it was started with: given with `threadId`, they answer its calls, and a
+        /// call of a stored tool not given here gets a failure text. Not with `readOnly`.
+        #[serde(default)]
+        #[ts(optional, type = "Record<string, AppTool>")]
+        pub tools: Option<super::tools::ToolSpecs>,
     }
 
     /// What `prepareTurn` takes: `runTurn`'s options without the turn's own input
@@ -73,6 +83,16 @@ turn_options! {
         #[serde(default, deserialize_with = "given")]
         #[ts(optional)]
         pub idle_timeout_ms: Option<Millis<1>>,
+        /// The app's own functions, offered to the model on this thread (Codex's dynamic tools;
+        /// docs/app-tools.md): by name (`^[a-zA-Z0-9_-]+$`, at most 128 characters, not one of
+        /// Codex's own tools), each `{ description, inputSchema, execute, timeoutMs? }`. The
+        /// arguments are checked against `inputSchema` before `execute` runs; each call has a
+        /// deadline (`timeoutMs`, 1 … 2^31 − 1 ms; default 120000) and the turn's abort. A thread
+        /// keeps the tools it was started with: given with `threadId`, they answer its calls, and a
+        /// call of a stored tool not given here gets a failure text. Not with `readOnly`.
+        #[serde(default)]
+        #[ts(optional, type = "Record<string, AppTool>")]
+        pub tools: Option<super::tools::ToolSpecs>,
     }
 
     /// What `runReview` takes: a turn's options with a `target` instead of the turn's input.
@@ -139,7 +159,7 @@ pub fn parse(json: &str) -> Result<TurnOptions, OptionsError> {
     stray(&o.unknown, "runTurn", &[TARGET_IS_REVIEWS])?;
     let common = o.common();
     let turn = TurnInput::parse(o.prompt, o.input, o.output_schema, o.effort, common.locus.as_ref())?;
-    build(common, Some(turn), None, o.mode, o.ephemeral, None)
+    build(common, Some(turn), None, o.mode, o.ephemeral, None, o.tools)
 }
 
 /// The options of `prepareTurn`: those of `runTurn` without the turn's input, which `start`
@@ -155,7 +175,8 @@ pub fn parse_prepared(json: &str) -> Result<TurnOptions, OptionsError> {
     ];
     stray(&o.unknown, "prepareTurn", &given_at_start)?;
     let idle_timeout = o.idle_timeout_ms.map_or(DEFAULT_IDLE_TIMEOUT, Millis::duration);
-    build(o.common(), None, None, o.mode, o.ephemeral, Some(idle_timeout))
+    let tools = o.tools.take();
+    build(o.common(), None, None, o.mode, o.ephemeral, Some(idle_timeout), tools)
 }
 
 /// The options of `runReview`: those of `runTurn` with a `target` instead of the turn's input.
@@ -184,5 +205,5 @@ pub fn parse_review(json: &str) -> Result<TurnOptions, OptionsError> {
         }
     }
     let wire = serde_json::value::to_raw_value(&target).map_err(|e| invalid(format!("options.target: {e}")))?;
-    build(o.common(), None, Some(wire), None, o.ephemeral, None)
+    build(o.common(), None, Some(wire), None, o.ephemeral, None, None)
 }

@@ -257,6 +257,9 @@ pub struct TurnOptions {
     pub review: Option<Box<RawValue>>,
     /// A prepared turn not started within this ends (`idleTimeoutMs`); `None` for the others.
     pub idle_timeout: Option<Duration>,
+    /// The app's tools (`tools`), offered on a thread this turn starts and answered by the app;
+    /// `None` when not given (the turn sends what it sent before app tools existed).
+    pub tools: Option<Vec<super::tools::AppTool>>,
 }
 
 /// What bounds the wait of `until: 'idle'` once the user's turn completed.
@@ -296,6 +299,7 @@ impl std::fmt::Debug for TurnOptions {
             .field("ephemeral", &self.ephemeral)
             .field("review", &self.review.is_some())
             .field("idle_timeout", &self.idle_timeout)
+            .field("tools", &self.tools.as_ref().map(|t| t.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()))
             .finish()
     }
 }
@@ -338,6 +342,7 @@ pub(super) fn build(
     mode: Option<Mode>,
     ephemeral: Option<bool>,
     idle_timeout: Option<Duration>,
+    tools: Option<super::tools::ToolSpecs>,
 ) -> Result<TurnOptions, OptionsError> {
     let access = c.access.unwrap_or_default();
     let app_answers = c.on_server_request == Some(true);
@@ -363,6 +368,13 @@ pub(super) fn build(
              for MCP servers",
         ));
     }
+    if access == Access::ReadOnly && tools.is_some() {
+        return Err(invalid(
+            "options.tools cannot be used with access 'readOnly': a read-only turn answers nothing from the app, and its \
+             tool calls would all be refused; use access 'full' or 'ask' for app tools",
+        ));
+    }
+    let tools = tools.map(super::tools::check).transpose()?;
     let target = Target::parse(c.cwd, c.codex_path.map(|p| p.0), c.locus, c.env)?;
     Ok(TurnOptions {
         turn,
@@ -381,6 +393,7 @@ pub(super) fn build(
         ephemeral: ephemeral == Some(true),
         review,
         idle_timeout,
+        tools,
     })
 }
 

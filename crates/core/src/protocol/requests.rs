@@ -150,6 +150,11 @@ pub struct ThreadStart<'a> {
     /// Not stored: not listed, not resumable (sent only when asked for).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub ephemeral: bool,
+    /// The app's tools (experimental: needs `initialize.capabilities.experimentalApi`); sent
+    /// only by a turn given tools, and only to start a thread (Codex ignores it on a resume:
+    /// a thread keeps the tools it was started with).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynamic_tools: Option<Vec<crate::options::tools::DynamicToolSpec<'a>>>,
 }
 
 /// `thread/resume`: `thread/start`'s params and the stored thread's id.
@@ -575,9 +580,11 @@ mod tests {
             model: None,
             config: None,
             ephemeral: false,
+            dynamic_tools: None,
         };
         assert_eq!(wire(&start), json!({"cwd": "/w", "approvalPolicy": "never", "sandbox": "read-only"}));
-        let ephemeral = ThreadStart { ephemeral: true, ..ThreadStart { model: None, config: None, ..start } };
+        let ephemeral =
+            ThreadStart { ephemeral: true, ..ThreadStart { model: None, config: None, dynamic_tools: None, ..start } };
         assert_eq!(wire(&ephemeral)["ephemeral"], json!(true));
         let resume = ThreadResume { thread_id: "th", thread: ThreadStart { model: Some("m"), ..start } };
         assert_eq!(

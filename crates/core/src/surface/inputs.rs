@@ -27,7 +27,7 @@ pub(super) const PROTOCOL_TYPES: &[(&str, &str)] = &[
 
 /// What only JavaScript has that the options name (a callback's type, the `Turn`), from
 /// `index.d.ts`.
-pub(super) const JS_TYPES: &[&str] = &["OnServerRequest", "Turn"];
+pub(super) const JS_TYPES: &[&str] = &["OnServerRequest", "Turn", "AppTool"];
 
 /// The options of every entry point, in the order a reader meets them.
 pub(super) fn declarations(cfg: &Config) -> Vec<String> {

@@ -70,7 +70,8 @@ pub struct Controls {
     idled: OnceLock<String>,
 }
 
-/// Hands the JSON text of `{key, method, id, params, agent}` to the app.
+/// Hands the JSON text of `{key, method, id, params, agent}` to the app; for an app tool's call
+/// also `tool: true` and its `timeoutMs`, and `{cancel: key, why}` to abort a call's `execute`.
 pub type AppHandler = Box<dyn Fn(String) + Send + Sync>;
 
 /// What the app said to a server request.
@@ -80,6 +81,9 @@ pub enum AppAnswer {
     Reply(serde_json::Value),
     /// No answer (`undefined`, or the handler threw): the fixed policy's reply goes.
     Pass,
+    /// An app tool's answer (`{contentItems, success}`, made in JavaScript) and how it came
+    /// (`app`, `invalidArguments`, `failed`).
+    Tool(serde_json::Value, crate::events::ReplyKind),
     /// An answer that does not fit the method's response (why): never sent; the method's
     /// refusal goes, whatever the access mode, and the `serverRequest` event says why.
     Unfit(String),

@@ -170,3 +170,21 @@ pub(super) fn isolation_doubt(stop: Stop) -> Stop {
         other => other,
     }
 }
+
+/// `thread/start` answered the app's tools with an error. One that names them (the missing
+/// `experimentalApi`, a definition Codex refuses, a Codex that does not know the field) is
+/// `APP_TOOLS_REFUSED`, Codex's message verbatim: the thread was not started, the model was
+/// asked nothing, and nothing is retried without the tools. Any other error reads as every
+/// request's does.
+pub(super) fn tools_refused(error: crate::protocol::RpcError, codex_version: Option<&str>) -> Failure {
+    let lower = error.message.to_ascii_lowercase();
+    if !(lower.contains("dynamic tool") || lower.contains("dynamictools")) {
+        return crate::exchange::failures::rpc_failure("thread/start", error, codex_version);
+    }
+    Failure::new(FailureSource::Jsonrpc, Code::AppToolsRefused, error.message.clone()).with_detail(json!({
+        "method": "thread/start",
+        "code": error.code,
+        "data": error.data,
+        "codexVersion": codex_version,
+    }))
+}

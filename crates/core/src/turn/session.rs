@@ -10,11 +10,9 @@
 
 use super::controls::{AppAnswer, Controls, Steer};
 use super::ending::{self, Ending};
-use super::policy;
 use super::state::{Stopping, TurnState};
 use crate::events::{
     AgentRef, CutReason, DiagnosticEvent, DiagnosticSource, HarnessEvent, PassthroughEvent, PassthroughReason,
-    ReplyKind,
 };
 use crate::exchange::{Exchange, Frame, Input, Output, Owner, Stop, Wire};
 use crate::options::input::InputItem;
@@ -54,6 +52,8 @@ struct Asked {
     params: Box<RawValue>,
     agent: Option<AgentRef>,
     deadline: Instant,
+    /// A call of an app tool (`tools`): its name and deadline.
+    tool: Option<requests::AskedTool>,
 }
 
 /// The turn, as the owner of its exchange.
@@ -129,7 +129,7 @@ impl<'a> Session<'a> {
             sent_steers: Vec::new(),
             start: None,
             given: None,
-            answers: if options.app_answers { controls.take_answers() } else { None },
+            answers: if options.app_answers || options.tools.is_some() { controls.take_answers() } else { None },
             asked: HashMap::new(),
             next_key: 1,
             continuation_since: None,
@@ -369,9 +369,7 @@ impl Owner for Session<'_> {
         due.sort_unstable();
         for key in due {
             if let Some(asked) = self.asked.remove(&key) {
-                let mut answer = policy::answer(&asked.method, self.options.access);
-                answer.kind = ReplyKind::TimedOut;
-                self.reply(wire, asked.id, asked.method, asked.params, asked.agent, answer, None).await;
+                self.time_out(key, asked, wire).await;
             }
         }
         if self.continuation_since.is_some_and(|since| since + CONTINUATION_WAIT <= now) {

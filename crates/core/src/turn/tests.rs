@@ -1313,6 +1313,8 @@ mod agent_loop;
 
 mod outputs;
 
+mod tools;
+
 /// A defect inside the runner: the turn still ends with its one terminal, a waiting steer is
 /// answered "ended" and a prepared turn's readiness says why — done once, by the core.
 #[tokio::test]

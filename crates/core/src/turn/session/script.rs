@@ -23,7 +23,8 @@ impl Session<'_> {
         started: Started<'_>,
     ) -> Result<(), Stop> {
         // Only what a request needs from the experimental surface makes the package ask for it.
-        let experimental = self.options.mode.is_some();
+        // App tools (`thread/start.dynamicTools`) are experimental too.
+        let experimental = self.options.mode.is_some() || self.options.tools.is_some();
         let hello = handshake::handshake(exchange, self, experimental).await?;
         self.stream.push(&HarnessEvent::Started(StartedEvent {
             turn_key: started.turn_key.to_string(),
@@ -114,9 +115,20 @@ impl Session<'_> {
             model: opts.model.as_deref(),
             config,
             ephemeral: opts.ephemeral && opts.thread_id.is_none(),
+            // Only a new thread is given tools: a resumed one keeps those it was started with.
+            dynamic_tools: match &opts.thread_id {
+                None => opts.tools.as_ref().map(|tools| tools.iter().map(|t| t.spec()).collect()),
+                Some(_) => None,
+            },
         };
         let (thread, resumed) = match &opts.thread_id {
             Some(thread_id) => (exchange.call(self, &ThreadResume { thread_id, thread }).await?, true),
+            None if thread.dynamic_tools.is_some() => match exchange.ask(self, &thread).await? {
+                Ok(thread) => (thread, false),
+                Err(error) => {
+                    return Err(Stop::Failed(ending::tools_refused(error, exchange.codex_version.as_deref())))
+                }
+            },
             None => (exchange.call(self, &thread).await?, false),
         };
         if read_only {

@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const CHILD: &str = "thr-child";
-const CHILD_TURN: &str = "turn-child";
+pub(super) const CHILD: &str = "thr-child";
+pub(super) const CHILD_TURN: &str = "turn-child";
 
 fn usage(total: i64) -> Value {
     json!({"threadId": THREAD, "turnId": TURN, "tokenUsage": {
@@ -48,7 +48,7 @@ impl Peer {
 
     /// The parent spawns a child whose first frame (`thread/status/changed`) comes before the
     /// spawn names it; the child works one turn with a message and its usage.
-    async fn spawn_child(&mut self, child_completes: bool) {
+    pub(super) async fn spawn_child(&mut self, child_completes: bool) {
         self.notify("item/started", json!({"threadId": THREAD, "turnId": TURN, "item": spawn_item("inProgress", &[])}))
             .await;
         self.notify("thread/status/changed", json!({"threadId": CHILD, "status": {"type": "active"}})).await;
@@ -66,7 +66,7 @@ impl Peer {
         }
     }
 
-    async fn child_completes(&mut self) {
+    pub(super) async fn child_completes(&mut self) {
         self.turn_completed(CHILD, CHILD_TURN, "completed").await;
     }
 }
@@ -238,7 +238,7 @@ async fn a_terminal_session_left_open_is_named_and_closed_for_the_app() {
 }
 
 /// What the app's handler was handed, and a way to answer it.
-fn app_handler(p: &Peer) -> Arc<Mutex<Vec<Value>>> {
+pub(super) fn app_handler(p: &Peer) -> Arc<Mutex<Vec<Value>>> {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let seen = asked.clone();
     p.control
@@ -255,7 +255,7 @@ impl Peer {
     }
 }
 
-async fn next_asked(asked: &Arc<Mutex<Vec<Value>>>) -> Value {
+pub(super) async fn next_asked(asked: &Arc<Mutex<Vec<Value>>>) -> Value {
     for _ in 0..500 {
         if let Some(request) = asked.lock().unwrap().pop() {
             return request;
