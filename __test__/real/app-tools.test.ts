@@ -12,22 +12,22 @@ import { z } from 'zod'
 
 import { openConversation } from '../../index.js'
 import type { Conversation, ConversationOptions, HarnessEvent, Turn } from '../../index.js'
+import { codexBinaryPath, createGitCwd, startMockModel } from '../../testing/index.js'
+// From the module the harness's mock is started with: a `byThread` entry is recognised by a
+// symbol of that module instance.
 import {
   byThread,
-  codexBinaryPath,
-  createGitCwd,
   messageResponse,
   offeredTool,
   spawnAgentResponse,
   spawnedAgents,
-  startMockModel,
   threadOf,
   toolCallResponse,
   toolCallsResponse,
   toolOutput,
   waitAgentResponse,
-} from '../../testing/index.js'
-import type { RecordedRequest, ScriptedResponse } from '../../testing/index.js'
+} from '../../testing/mock-responses.js'
+import type { RecordedRequest, ScriptedResponse } from '../../testing/mock-responses.js'
 import { describeProcess, eventually } from '../support/procs.js'
 import { liveWithMarker, runRealTurn } from './harness.js'
 import type { RealTurnContext, RealTurnResult } from './harness.js'
