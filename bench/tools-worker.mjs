@@ -4,7 +4,9 @@
 // the plain client below answering the same calls with the same function. For each call: from
 // the moment the app's function is called (the package's `execute`, the plain client's handler
 // of `item/tool/call`) to the moment the model's next request (the one carrying that call's
-// output) arrives at the mock, both on the monotonic clock of this process. Prints one JSON line.
+// output) arrives at the mock, both on the monotonic clock of this process; and the way in, from
+// the mock's last write of the response making the call to the function being called. Prints
+// one JSON line.
 //
 //   node tools-worker.mjs '{"client":"addon"|"plain","calls":5}'
 
@@ -28,9 +30,11 @@ const lookup = ({ q }) => {
   return `found ${q}`
 }
 
+// The package is loaded before anything is measured (the plain client has nothing to load).
+const api = client === 'addon' ? await import(process.env.BENCH_ADDON || '../index.js') : null
+
 /** This package: the tool as an option of runTurn. */
 async function addonTurn({ cwd, codexPath, env }) {
-  const api = await import(process.env.BENCH_ADDON || '../index.js')
   const { runTurn } = api.default ?? api
   const turn = runTurn({
     prompt: 'Look things up.',
@@ -111,15 +115,21 @@ try {
 }
 const wallMs = performance.now() - started
 const used = process.cpuUsage(cpu)
-// Per call: its start in the app → the arrival of the first request that carries its output.
+// Per call: its start in the app → the arrival of the first request that carries its output
+// (`gapsMs`, the issue's measure); and, the other way, the mock's last write of the response
+// that made the call → its start in the app (`inboundMs`: Codex reads the call, sends
+// item/tool/call, the client routes it and checks the arguments).
 const gapsMs = []
+const inboundMs = []
 for (let i = 0; i < calls; i++) {
+  const made = mock.requests.find((r) => r.index === i)
   const carried = mock.requests.find((r) => functionCallOutputs(r.body).some((o) => o.call_id === `c${i}`))
   const at = calledAt.get(`q${i}`)
   if (!carried || at === undefined) errors.push(`call c${i}: ${at === undefined ? 'the app was never called' : 'no model request carried its output'}`)
   else gapsMs.push(carried.arrivedAtMs - at)
+  if (made?.sent.length && at !== undefined) inboundMs.push(at - made.sent.at(-1).atMs)
 }
 await mock.close()
 home.cleanup()
 cwd.cleanup()
-console.log(JSON.stringify({ gapsMs, wallMs, cpuMs: (used.user + used.system) / 1000, errors }))
+console.log(JSON.stringify({ gapsMs, inboundMs, wallMs, cpuMs: (used.user + used.system) / 1000, errors }))

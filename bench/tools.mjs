@@ -62,7 +62,8 @@ async function suite({ smoke, runs: runsOverride }) {
       if (left.length > 0) problems.push(`tools (${client}, run ${r}): left running: ${left.join(', ')}`)
       record.runs.push({ run: r, client, ...result })
       const gaps = (result.gapsMs ?? []).map((g) => g.toFixed(1)).join(', ')
-      console.log(`tools ${r + 1}/${runs} ${client}: call → next request ${gaps} ms; turn ${result.wallMs?.toFixed(0)} ms wall, ${result.cpuMs?.toFixed(0)} ms CPU`)
+      const inbound = (result.inboundMs ?? []).map((g) => g.toFixed(1)).join(', ')
+      console.log(`tools ${r + 1}/${runs} ${client}: call → next request ${gaps} ms; response → call ${inbound} ms; turn ${result.wallMs?.toFixed(0)} ms wall, ${result.cpuMs?.toFixed(0)} ms CPU`)
     }
   }
   const all = (client, key) => record.runs.filter((x) => x.client === client).flatMap((x) => x[key] ?? [])
@@ -70,6 +71,8 @@ async function suite({ smoke, runs: runsOverride }) {
   const s = {
     addonGapMs: median(all('addon', 'gapsMs')),
     plainGapMs: median(all('plain', 'gapsMs')),
+    addonInboundMs: median(all('addon', 'inboundMs')),
+    plainInboundMs: median(all('plain', 'inboundMs')),
     addonCalls: all('addon', 'gapsMs').length,
     plainCalls: all('plain', 'gapsMs').length,
     addonWallMs: one('addon', 'wallMs'),
@@ -77,14 +80,19 @@ async function suite({ smoke, runs: runsOverride }) {
     addonCpuMs: one('addon', 'cpuMs'),
     plainCpuMs: one('plain', 'cpuMs'),
   }
-  // Paired: each run's median gap for the package against the plain client's of the same round.
-  const perRun = (client, r) => median(record.runs.find((x) => x.client === client && x.run === r)?.gapsMs ?? [])
-  s.pairedDifferenceMs = median(Array.from({ length: runs }, (_, r) => (perRun('addon', r) !== null && perRun('plain', r) !== null ? perRun('addon', r) - perRun('plain', r) : null)))
+  // Paired: each run's median for the package against the plain client's of the same round.
+  const paired = (key) => {
+    const of = (client, r) => median(record.runs.find((x) => x.client === client && x.run === r)?.[key] ?? [])
+    return median(Array.from({ length: runs }, (_, r) => (of('addon', r) !== null && of('plain', r) !== null ? of('addon', r) - of('plain', r) : null)))
+  }
+  s.pairedDifferenceMs = paired('gapsMs')
+  s.pairedInboundDifferenceMs = paired('inboundMs')
   record.summary = s
   const f = (x) => (x === null ? '–' : x.toFixed(1))
   console.log('\n| measure | this package | plain client | difference (median of paired runs) |')
   console.log('|---|---|---|---|')
   console.log(`| app tool call → next model request (median of ${s.addonCalls} / ${s.plainCalls} calls) | ${f(s.addonGapMs)} ms | ${f(s.plainGapMs)} ms | ${f(s.pairedDifferenceMs)} ms |`)
+  console.log(`| the way in: the response making the call written → the app's function called | ${f(s.addonInboundMs)} ms | ${f(s.plainInboundMs)} ms | ${f(s.pairedInboundDifferenceMs)} ms |`)
   console.log(`| whole turn, ${calls} calls (median of ${runs} runs) | ${f(s.addonWallMs)} ms | ${f(s.plainWallMs)} ms | |`)
   console.log(`| client process CPU over the turn | ${f(s.addonCpuMs)} ms | ${f(s.plainCpuMs)} ms | |`)
   record.problems = problems
