@@ -10,13 +10,14 @@ import { randomUUID } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
-import { openConversation } from '../../index.js'
+import { openConversation, prepareTurn } from '../../index.js'
 import type { Conversation, ConversationOptions, HarnessEvent, Turn } from '../../index.js'
 import { codexBinaryPath, createGitCwd, startMockModel } from '../../testing/index.js'
 // From the module the harness's mock is started with: a `byThread` entry is recognised by a
 // symbol of that module instance.
 import {
   byThread,
+  checkpoint,
   messageResponse,
   offeredTool,
   spawnAgentResponse,
@@ -297,6 +298,7 @@ describe('real codex app-server: app tools', { timeout: 120_000 }, () => {
         messageResponse('never asked for'),
       ],
       interruptGraceMs: 10_000,
+      keep: true,
       afterRunTurn: (ctx) => {
         context = ctx
       },
@@ -326,26 +328,38 @@ describe('real codex app-server: app tools', { timeout: 120_000 }, () => {
         },
       } as never,
     })
-    expect(r.abortedAt, 'the turn was aborted mid-tool').not.toBeNull()
-    expect(r.terminal.status).toBe('cancelled')
-    expect(abortedAtTerminal, "the tool's signal aborted before the terminal").toBe(true)
-    for (const tool of [polite, deaf]) {
-      const { signal } = tool.list[0].context
-      expect(signal.aborted).toBe(true)
-      expect((signal.reason as DOMException | undefined)?.name).not.toBe('TimeoutError')
+    try {
+      expect(r.abortedAt, 'the turn was aborted mid-tool').not.toBeNull()
+      expect(r.terminal.status).toBe('cancelled')
+      expect(abortedAtTerminal, "the tool's signal aborted before the terminal").toBe(true)
+      for (const tool of [polite, deaf]) {
+        const { signal } = tool.list[0].context
+        expect(signal.aborted).toBe(true)
+        expect((signal.reason as DOMException | undefined)?.name).not.toBe('TimeoutError')
+      }
+      const requests = toolRequests(r.events)
+      expect(requests.get('polite')?.reply).toBe('cancelled')
+      expect(requests.get('deaf')?.reply).toBe('cancelled')
+      for (const callId of ['polite', 'deaf']) expect(toolItem(r.events, callId), callId).toMatchObject({ status: 'failed', success: false })
+      // The model was not asked again with a late answer.
+      expect(r.mock.requests).toHaveLength(1)
+
+      // The thread's next turn: the model reads that both calls were cancelled. The package answers
+      // them before it interrupts, but Codex 0.171.0 often takes the interrupt first (seen with a
+      // plain client writing both answers and the interrupt at once) and then gives the model its
+      // own "dynamic tool call was cancelled before receiving a response": either way, a cancel.
+      const next = await runRealTurn({
+        within: r,
+        prompt: 'Go on.',
+        scenario: [messageResponse('Going on.')],
+        extra: { threadId: r.terminal.threadId!, tools: { ask_user: { description: 'Asks the user in the app', inputSchema: { type: 'object', properties: {} }, execute: () => 'x' } } } as never,
+      })
+      expect(next.terminal.status, JSON.stringify(next.terminal.failure)).toBe('completed')
+      const body = r.mock.requests.at(-1)!.body
+      for (const callId of ['polite', 'deaf']) expect(outputText(toolOutput(body, callId)), callId).toMatch(/cancel/i)
+    } finally {
+      await r.dispose()
     }
-    const requests = toolRequests(r.events)
-    expect(requests.get('polite')?.reply).toBe('cancelled')
-    expect(requests.get('deaf')?.reply).toBe('cancelled')
-    // Answered before the interrupt: Codex completed each item with the package's text (an
-    // interrupt first would have failed them with no content).
-    for (const callId of ['polite', 'deaf']) {
-      const item = toolItem(r.events, callId)
-      expect(item, callId).toMatchObject({ status: 'failed', success: false })
-      expect(outputText(item?.contentItems?.map((c: { text?: string }) => ({ type: 'input_text', text: c.text }))), callId).toMatch(/cancel/i)
-    }
-    // The model was not asked again with a late answer.
-    expect(r.mock.requests).toHaveLength(1)
   })
 
   it("tools: a sub-agent spawned with the thread's context calls the app's tool; execute's context names the agent", async () => {
@@ -383,6 +397,67 @@ describe('real codex app-server: app tools', { timeout: 120_000 }, () => {
     expect(toolRequests(r.events).get('child_call')).toMatchObject({ reply: 'app', agent: { threadId: child } })
   })
 
+  it("tools: with until 'idle', a forked sub-agent still at work after the turn's own end calls the app's tool", async () => {
+    const lookup = calls()
+    const chooser = byThread(
+      [spawnAgentResponse('Look it up.', { callId: 'call_spawn', args: { fork_context: true } }), messageResponse('I asked a helper.')],
+      [toolCallResponse('lookup', { q: 'late' }, { callId: 'late_call' }), echo('late_call')],
+    )
+    const r = await runRealTurn({
+      prompt: 'Use a helper.',
+      scenario: [chooser],
+      extra: {
+        until: 'idle',
+        tools: { lookup: { description: 'Looks a thing up', inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, execute: lookup.execute(({ q }) => `found ${q}`) } },
+      } as never,
+    })
+    expect(r.terminal.status, JSON.stringify(r.terminal.failure)).toBe('completed')
+    expect(r.terminal.finalMessage).toBe('I asked a helper.')
+    const child = chooser.threads[1]
+    expect(lookup.list.map((c) => [c.args, c.context.threadId, c.context.agent?.threadId])).toEqual([[{ q: 'late' }, child, child]])
+    expect(toolOutput(r.mock.requests.filter((q) => threadOf(q) === child)[1].body, 'late_call')).toBe('found late')
+    expect(r.terminal.agents.map((a) => [a.threadId, a.status])).toEqual([[child, 'completed']])
+    expect(r.terminal.cutOff).toEqual([])
+  })
+
+  it("tools: a forked sub-agent's call still running when the turn ends (cut off) has its signal aborted", async () => {
+    const lookup = calls()
+    let running!: () => void
+    const executeRunning = new Promise<void>((resolve) => (running = resolve))
+    let abortedAtTerminal: boolean | undefined
+    const chooser = byThread(
+      // The parent answers only once the child's call runs in the app.
+      [spawnAgentResponse('Look it up.', { callId: 'call_spawn', args: { fork_context: true } }), [checkpoint(() => executeRunning), ...messageResponse('I asked a helper.')]],
+      [toolCallResponse('lookup', { q: 'slow' }, { callId: 'cut_call' })],
+    )
+    const r = await runRealTurn({
+      prompt: 'Use a helper.',
+      scenario: [chooser],
+      onEvent: (e) => {
+        if (e.type === 'terminal') abortedAtTerminal = lookup.list[0]?.context.signal.aborted
+      },
+      extra: {
+        tools: {
+          lookup: {
+            description: 'Looks a thing up',
+            inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+            execute: lookup.execute((args, context) => {
+              const answer = untilAborted(args, context)
+              running()
+              return answer
+            }),
+          },
+        },
+      } as never,
+    })
+    expect(r.terminal.status, JSON.stringify(r.terminal.failure)).toBe('completed')
+    const child = chooser.threads[1]
+    expect(r.terminal.cutOff).toEqual([expect.objectContaining({ kind: 'agent', threadId: child })])
+    expect(lookup.list).toHaveLength(1)
+    // Nothing of the app's tool outlives the turn: its signal aborted by the terminal.
+    expect(abortedAtTerminal, "the cut-off call's signal aborted by the terminal").toBe(true)
+  })
+
   it('tools: a sub-agent spawned without the context has no app tools: its call is unsupported and execute never runs', async () => {
     const lookup = calls()
     const chooser = byThread(
@@ -407,6 +482,21 @@ describe('real codex app-server: app tools', { timeout: 120_000 }, () => {
     expect(toolOutput(childRequests[1].body, 'child_call')).toBe('unsupported call: lookup')
     expect(lookup.list).toEqual([])
     expect(toolRequests(r.events).size).toBe(0)
+  })
+
+  it("tools: a prepared turn's tools answer its call", async () => {
+    const weather = calls()
+    const r = await runRealTurn({
+      prompt: 'Weather in Oslo?',
+      scenario: [toolCallResponse('get_weather', { city: 'Oslo' }, { callId: 'call_p' }), echo('call_p')],
+      runner: ({ prompt, ...options }) => prepareTurn(options as never).start(prompt!),
+      extra: {
+        tools: { get_weather: { description: 'Weather for a city', inputSchema: WEATHER_SCHEMA, execute: weather.execute(({ city }) => `Sunny in ${city}`) } },
+      } as never,
+    })
+    expect(r.terminal.status, JSON.stringify(r.terminal.failure)).toBe('completed')
+    expect(toolOutput(r.mock.requests[1].body, 'call_p')).toBe('Sunny in Oslo')
+    expect(weather.list.map((c) => [c.args, c.context.threadId, c.context.callId])).toEqual([[{ city: 'Oslo' }, threadIdOf(r), 'call_p']])
   })
 
   it("tools: a resumed thread keeps the tools it was started with; a stored tool the app no longer passes gets a failure text", async () => {
