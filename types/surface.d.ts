@@ -194,7 +194,9 @@ export type ServerRequestEvent = {
  * permission request given an empty profile, `declined`, `methodError`), by the app (`app`), by
  * the fixed policy because the app's handler did not answer in time (`timedOut`), by a refusal
  * because the app's answer did not fit the method's response type (`unfit`: it was not sent,
- * and the event's `unfit` says why), or because the turn was ending (`cancelled`).
+ * and the event's `unfit` says why), or because the turn was ending (`cancelled`). A call of an
+ * app tool (`tools`, `item/tool/call`): `app` (its `execute` answered), `invalidArguments`,
+ * `timedOut` (past its `timeoutMs`), `cancelled` or `failed`, each with a text the model reads.
  */
 export type ServerRequestReply =
   | 'accepted'

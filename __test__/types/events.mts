@@ -173,7 +173,7 @@ export function agentLoop(event: HarnessEvent): string {
       }
       // `unfit`: the app's answer did not fit the method's response type; why, in `unfit`.
       if (event.reply === 'unfit') return event.unfit ?? ''
-      return event.reply satisfies 'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'cancelled' | 'unfit'
+      return event.reply satisfies 'accepted' | 'grantedEmpty' | 'declined' | 'methodError' | 'app' | 'timedOut' | 'cancelled' | 'unfit' | 'invalidArguments' | 'failed'
     case 'native':
       // Narrowed by method: the schema's params of that notification.
       if (event.method === 'thread/status/changed') return `${event.params.threadId}: ${event.params.status.type}`

@@ -74,7 +74,9 @@ pub enum ReasoningPart {
 /// permission request given an empty profile, `declined`, `methodError`), by the app (`app`), by
 /// the fixed policy because the app's handler did not answer in time (`timedOut`), by a refusal
 /// because the app's answer did not fit the method's response type (`unfit`: it was not sent,
-/// and the event's `unfit` says why), or because the turn was ending (`cancelled`).
+/// and the event's `unfit` says why), or because the turn was ending (`cancelled`). A call of an
+/// app tool (`tools`, `item/tool/call`): `app` (its `execute` answered), `invalidArguments`,
+/// `timedOut` (past its `timeoutMs`), `cancelled` or `failed`, each with a text the model reads.
 #[derive(Serialize, TS, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename = "ServerRequestReply")]
@@ -83,9 +85,10 @@ pub enum ReplyKind {
     GrantedEmpty,
     Declined,
     MethodError,
-    /// The app's handler answered.
+    /// The app's handler answered (an app tool: its `execute`).
     App,
-    /// The app's handler did not answer in time: the fixed policy's reply went.
+    /// The app's handler did not answer in time: the fixed policy's reply went (an app tool: a
+    /// text saying it timed out, and its `execute`'s signal aborted).
     TimedOut,
     /// The app's answer did not fit the method's response type: it was not sent, the method's
     /// refusal went (whatever the access mode), and the event says why.

@@ -6,7 +6,8 @@
 
 use super::json::{invalid, OptionsError};
 use super::rules::Millis;
-use serde::{Deserialize, Serialize};
+use crate::protocol::DynamicToolSpec;
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -77,18 +78,8 @@ pub struct AppTool {
     pub timeout: Duration,
 }
 
-/// `thread/start.dynamicTools`' entry for one tool: a top-level function under its own name.
-#[derive(Serialize, Debug)]
-#[serde(rename_all = "camelCase")]
-pub struct DynamicToolSpec<'a> {
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub name: &'a str,
-    pub description: &'a str,
-    pub input_schema: &'a RawValue,
-}
-
 impl AppTool {
+    /// Its entry of `thread/start.dynamicTools`: a top-level function under its own name.
     pub fn spec(&self) -> DynamicToolSpec<'_> {
         DynamicToolSpec {
             kind: "function",

@@ -154,7 +154,20 @@ pub struct ThreadStart<'a> {
     /// only by a turn given tools, and only to start a thread (Codex ignores it on a resume:
     /// a thread keeps the tools it was started with).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dynamic_tools: Option<Vec<crate::options::tools::DynamicToolSpec<'a>>>,
+    pub dynamic_tools: Option<Vec<DynamicToolSpec<'a>>>,
+}
+
+/// One tool of `thread/start.dynamicTools`: a top-level function (`type: "function"`).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct DynamicToolSpec<'a> {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub name: &'a str,
+    pub description: &'a str,
+    /// A JSON Schema object, sent verbatim (Codex sends it to the model as the function's
+    /// `parameters`).
+    pub input_schema: &'a RawValue,
 }
 
 /// `thread/resume`: `thread/start`'s params and the stored thread's id.
