@@ -22,6 +22,7 @@ import {
   offeredTool,
   spawnAgentResponse,
   spawnedAgents,
+  sse,
   threadOf,
   toolCallResponse,
   toolCallsResponse,
@@ -427,7 +428,7 @@ describe('real codex app-server: app tools', { timeout: 120_000 }, () => {
     let abortedAtTerminal: boolean | undefined
     const chooser = byThread(
       // The parent answers only once the child's call runs in the app.
-      [spawnAgentResponse('Look it up.', { callId: 'call_spawn', args: { fork_context: true } }), [checkpoint(() => executeRunning), ...messageResponse('I asked a helper.')]],
+      [spawnAgentResponse('Look it up.', { callId: 'call_spawn', args: { fork_context: true } }), sse([checkpoint(() => executeRunning), ...messageResponse('I asked a helper.')])],
       [toolCallResponse('lookup', { q: 'slow' }, { callId: 'cut_call' })],
     )
     const r = await runRealTurn({

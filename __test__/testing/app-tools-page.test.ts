@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { runTurn as packageRunTurn } from '../../index.js'
-import type { RunTurnOptions, TerminalEvent, Turn } from '../../index.js'
+import type { AppTool, RunTurnOptions, TerminalEvent, Turn } from '../../index.js'
 import { codexBinaryPath, createGitCwd, messageResponse, startMockModel, toolCallResponse, toolCallsResponse, toolOutput } from '../../testing/index.js'
 import type { ScriptedResponse } from '../../testing/index.js'
 import { docBlock } from '../support/docs.js'
@@ -54,13 +54,15 @@ async function example(scenario: ScriptedResponse[], mode: Ci, change?: (tools: 
   const runTurn = (options: RunTurnOptions): Turn => packageRunTurn({ ...options, codexPath: codexBinaryPath(), env: model.env })
 
   // docs:begin definition
+  const WaitForCi = z.object({
+    branch: z.string().describe('The git branch'),
+    checks: z.array(z.string()).default([]),
+  })
+
   const tools = {
     wait_for_ci: {
       description: 'Waits for the CI run of a branch to finish and says how it ended.',
-      inputSchema: z.object({
-        branch: z.string().describe('The git branch'),
-        checks: z.array(z.string()).default([]),
-      }),
+      inputSchema: WaitForCi,
       // CI takes a while: up to 20 minutes for this tool (the default is 2).
       timeoutMs: 20 * 60_000,
       async execute({ branch, checks }, { signal }) {
@@ -69,7 +71,7 @@ async function example(scenario: ScriptedResponse[], mode: Ci, change?: (tools: 
         if (run.passed) return `CI passed on ${branch}.`
         return { content: [{ type: 'text', text: `CI failed on ${branch}:\n${run.log}` }], isError: true }
       },
-    },
+    } satisfies AppTool<z.output<typeof WaitForCi>>,
   }
   // docs:end
   change?.(tools)
