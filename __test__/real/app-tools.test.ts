@@ -255,6 +255,23 @@ describe('real codex app-server: app tools', { timeout: 120_000 }, () => {
     expect(outputText(remote).replace('the remote chart', '').trim(), 'a text says why the image is missing').not.toBe('')
   })
 
+  it('tools: a long result reaches the model cut, with words saying so', async () => {
+    // 70,000 bytes: past the package's 64 KiB bound, and far past what Codex 0.171.0 passes on
+    // with the mock model's fallback metadata (it keeps about 12,000 characters, cutting the
+    // middle out with "…N tokens truncated…", and omits later text parts).
+    const long = `BEGIN ${'abcdefghij'.repeat(7000)} END`
+    const r = await runRealTurn({
+      prompt: 'Read the log.',
+      scenario: [toolCallResponse('read_log', {}, { callId: 'call_log' }), messageResponse('Read.')],
+      extra: { tools: { read_log: { description: 'Reads the log', inputSchema: { type: 'object', properties: {} }, execute: () => long } } } as never,
+    })
+    expect(r.terminal.status, JSON.stringify(r.terminal.failure)).toBe('completed')
+    const text = outputText(toolOutput(r.mock.requests[1].body, 'call_log'))
+    expect(text.startsWith('BEGIN ')).toBe(true)
+    expect(text.length).toBeLessThan(long.length)
+    expect(text).toMatch(/truncated|cut/)
+  })
+
   it('tools: past its deadline the signal aborts with a TimeoutError and the model is told the tool timed out', async () => {
     const slow = calls()
     const r = await runRealTurn({
