@@ -109,8 +109,9 @@ export interface AppTool<I = any> {
 /** What `AppTool.execute` is told of its call. */
 export interface ToolContext {
   /**
-   * Aborts at the call's deadline (reason: a `TimeoutError` DOMException) and when the turn is
-   * aborted (reason: the turn's abort reason). What `execute` returns after that is dropped.
+   * Aborts at the call's deadline (reason: a `TimeoutError` DOMException), when the turn is
+   * aborted (reason: the turn's abort reason) and when the turn ends otherwise (its child gone:
+   * an `AbortError` DOMException). What `execute` returns after that is dropped.
    */
   signal: AbortSignal
   /** The thread that calls: the turn's, or a forked sub-agent's. */

@@ -8,7 +8,8 @@
 // handed to the native side as unfit, with why: it sends the method's refusal whatever the
 // access mode, says why on the `serverRequest` event and logs it at warn. The deadline
 // (`serverRequestTimeoutMs`) and a turn that is ending are the native side's: a late answer is
-// dropped there.
+// dropped there. A turn with app tools (`tools`) runs its tools' calls in lib/tools.js, which
+// hands every other request to this bridge.
 
 const { plain } = require('./plain.js')
 

@@ -9,7 +9,8 @@
 // AbortController per call, and its result becomes `{ contentItems, success }` with its reply
 // kind (`app`, `invalidArguments`, `failed`). The deadline and the turn's abort are the core's:
 // it answers the call itself and sends `{ cancel: key, why }`, which aborts that call's signal
-// (a `TimeoutError` DOMException at the deadline, the turn's abort reason at an abort); whatever
+// (a `TimeoutError` DOMException at the deadline, the turn's abort reason at an abort, an
+// `AbortError` when the turn ended otherwise, its child gone); whatever
 // `execute` returns after that is not sent (the core would drop it anyway).
 
 const { plain, option, isArray, segment } = require('./plain.js')
@@ -53,7 +54,7 @@ function prepareTools(tools, path = 'options.tools') {
       validate = prepared.validate
     }
     Object.defineProperty(wire, name, { value: given, enumerable: true, writable: true, configurable: true })
-    table.set(name, { name, execute, validate })
+    table.set(name, { name, tool, execute, validate })
   }
   return { wire, table }
 }
@@ -84,10 +85,10 @@ function serveTools(table, others, native, abortReason) {
       const call = running.get(message.cancel)
       if (call === undefined) return
       running.delete(message.cancel)
-      const reason =
-        message.why === 'timedOut'
-          ? new DOMException(`the tool call timed out after ${call.timeoutMs} ms`, 'TimeoutError')
-          : (abortReason() ?? new DOMException('the turn was aborted', 'AbortError'))
+      let reason
+      if (message.why === 'timedOut') reason = new DOMException(`the tool call timed out after ${call.timeoutMs} ms`, 'TimeoutError')
+      else if (message.why === 'aborted') reason = abortReason() ?? new DOMException('the turn was aborted', 'AbortError')
+      else reason = new DOMException('the turn ended before the tool answered', 'AbortError')
       call.controller.abort(reason)
       return
     }
@@ -133,7 +134,8 @@ async function answer(tool, params, context) {
   }
   let result
   try {
-    result = await tool.execute(checked.value, context)
+    // Called on its tool, as a method of it (a class's `execute` may use `this`).
+    result = await Reflect.apply(tool.execute, tool.tool, [checked.value, context])
   } catch (error) {
     const message = messageOf(error)
     return { reply: textReply(message === '' ? `the tool ${name} failed without a message` : message, false), kind: 'failed' }

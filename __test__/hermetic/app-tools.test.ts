@@ -121,6 +121,21 @@ describe('a call of an app tool', () => {
     expect(serverRequests(events).map((e) => e.reply)).toEqual(['failed', 'app', 'failed'])
   })
 
+  it('execute is called on its tool, as a method', async () => {
+    class Greeter {
+      description = 'Greets'
+      inputSchema = { type: 'object' }
+      execute() {
+        return this.greeting()
+      }
+      greeting() {
+        return 'hello from the tool'
+      }
+    }
+    const { calls } = await run(script([call('greet', {})]), { greet: new Greeter() })
+    expect(calls[0]).toMatchObject({ success: true, output: 'hello from the tool' })
+  })
+
   it('images: a data: URL goes as it is; a remote URL is not read, and a text says so', async () => {
     const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
     const { calls } = await run(script([call('pic', {})]), {

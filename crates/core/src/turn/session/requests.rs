@@ -95,7 +95,7 @@ impl Session<'_> {
         policy::answer(method, self.options.access)
     }
 
-    /// Tells JavaScript to abort the running call `key` (`why`: `timedOut`, `aborted`).
+    /// Tells JavaScript to abort the running call `key` (`why`: `timedOut`, `aborted`, `ended`).
     fn cancel_tool(&self, key: u64, why: &str) {
         self.controls.ask_app(json!({"cancel": key, "why": why}).to_string());
     }
@@ -162,14 +162,16 @@ impl Session<'_> {
     }
 
     /// Every request the app has not answered yet is answered "cancelled" (the turn is ending);
-    /// an app tool's call with a failure text, and its `execute` is told to abort.
+    /// an app tool's call with a failure text, and its `execute` is told to abort: `aborted` when
+    /// the turn was, else `ended` (the run ended otherwise: the child's end, a failure).
     pub(super) async fn cancel_asked<R: Input, W: Output>(&mut self, wire: &mut Wire<'_, R, W>) {
+        let why = if wire.abort_seen() { "aborted" } else { "ended" };
         let mut asked: Vec<_> = self.asked.drain().collect();
         asked.sort_by_key(|(key, _)| *key);
         for (key, asked) in asked {
             let answer = match &asked.tool {
                 Some(tool) => {
-                    self.cancel_tool(key, "aborted");
+                    self.cancel_tool(key, why);
                     tool_failure(ReplyKind::Cancelled, format!("{CANCELLED}: {}", tool.name))
                 }
                 None => policy::cancelled(&asked.method),

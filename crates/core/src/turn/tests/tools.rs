@@ -354,3 +354,23 @@ fn tools_are_options_of_run_turn_prepare_turn_and_conversations_only() {
     let e = crate::options::conversation::check("openConversation", &bad).unwrap_err().0;
     assert!(e.starts_with("options.tools.exec_command: exec_command is the name of one of Codex's own tools"), "{e}");
 }
+
+#[tokio::test]
+async fn a_call_still_running_when_the_run_ends_otherwise_is_told_it_ended() {
+    // The child exits while the app's tool runs: its execute is aborted, not as if the turn
+    // had been aborted.
+    let r = run(json!({"tools": {"get_weather": weather(None)}}), |mut p| async move {
+        let asked = app_handler(&p);
+        p.handshake().await;
+        p.start_turn().await;
+        p.send(json!({"id": 0, "method": "item/tool/call", "params": tool_call(THREAD, TURN, "get_weather", "c")}))
+            .await;
+        let call = next_asked(&asked).await;
+        p.exit(1);
+        let told = asked_until(&asked, 1).await;
+        assert_eq!(told[0], json!({"cancel": call["key"], "why": "ended"}));
+    })
+    .await;
+    assert_eq!(r.terminal["status"], "failed");
+    assert_eq!(r.of_type("serverRequest")[0]["reply"], "cancelled");
+}
