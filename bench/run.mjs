@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // pnpm bench [--smoke] [--only a,b] [--runs N]
-//     (names: the keys of MEASUREMENTS, real, edges and calls)
+//     (names: the keys of MEASUREMENTS, real, edges, calls and tools)
 //
-// Three suites. The fake suite measures `runTurn()` on the test kit's fake in its fast mode,
+// Four suites. The fake suite measures `runTurn()` on the test kit's fake in its fast mode,
 // side by side with the yardstick (yardstick-client.mjs: the least a plain Node client does per
 // event) and, where a measurement needs what only it has (aborts, the shapes of every event),
 // the heavier plain client of baseline-client.mjs; the heavier one is also shown beside the
@@ -14,7 +14,9 @@
 // `--only edges`) against the yardstick, the rest with four clients: this package, the heavier
 // plain client, @openai/codex-sdk and the AI SDK provider (cold, prepared and failed turns,
 // aborts, a waiting prepared turn's cost, account/read). The calls suite (`calls`, calls.mjs)
-// times each call around turns against a plain one-shot client. Prints tables of medians and
+// times each call around turns against a plain one-shot client. The tools suite (`tools`,
+// tools.mjs) times an app tool's call (the app's function → the model's next request) against
+// a plain client answering the same call. Prints tables of medians and
 // ratios and writes everything to bench/results/latest.json.
 //
 // BENCH_ADDON=<path of another build's index.js> measures that build as the addon instead,
@@ -33,6 +35,7 @@ import { isDeepStrictEqual } from 'node:util'
 import { median, workerResult } from './common.mjs'
 import { realSuite } from './real.mjs'
 import { callsSuite } from './calls.mjs'
+import { toolsSuite } from './tools.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = dirname(here)
@@ -295,6 +298,7 @@ async function main() {
     results.real = await realSuite({ smoke, runs: runsOverride, problems, parts })
   }
   if (!only || only.includes('calls')) results.calls = callsSuite({ smoke, runs: runsOverride, problems })
+  if (!only || only.includes('tools')) results.tools = toolsSuite({ smoke, runs: runsOverride, problems })
 
   results.problems = problems
   mkdirSync(join(here, 'results'), { recursive: true })

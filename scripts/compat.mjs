@@ -10,11 +10,11 @@
 //
 // Each version comes from the one cache outside the repository (installed from the npm registry
 // on first use; the pinned one is the devDependency). For each version it runs
-// __test__/compat/scenarios.test.ts, __test__/real/input-steer-login.test.ts, __test__/real/calls.test.ts
-// and __test__/real/agent-loop.test.ts with RENNET_TEST_CODEX_BIN set to that binary (through
-// scripts/test.mjs, so in a loopback-only network namespace where the machine allows) and
-// `schema:check` against that version's generated schema, then prints one table, version ×
-// scenario, and for each failure its first lines. Exits 1 when any cell is not a pass.
+// __test__/compat/scenarios.test.ts, __test__/real/input-steer-login.test.ts, __test__/real/calls.test.ts,
+// __test__/real/agent-loop.test.ts and __test__/real/app-tools.test.ts with RENNET_TEST_CODEX_BIN
+// set to that binary (through scripts/test.mjs, so in a loopback-only network namespace where
+// the machine allows) and `schema:check` against that version's generated schema, then prints
+// one table, version × scenario, and for each failure its first lines. Exits 1 when any cell is not a pass.
 //
 // Needs the built addon (pnpm build; the Nx target builds it first).
 
@@ -28,9 +28,16 @@ import { checkBinary } from './schema-check.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 // The turn scenarios, what a turn is given besides a prompt (images, steering, no login), the
-// calls around turns (which each version answers), and the agent loop (sub-agents, goals, plan
-// mode, approvals, reviews, terminal sessions).
-const SUITES = ['__test__/compat/scenarios.test.ts', '__test__/real/input-steer-login.test.ts', '__test__/real/calls.test.ts', '__test__/real/agent-loop.test.ts']
+// calls around turns (which each version answers), the agent loop (sub-agents, goals, plan
+// mode, approvals, reviews, terminal sessions), and app tools (Codex's dynamic tools: one
+// column, `tools`).
+const SUITES = [
+  '__test__/compat/scenarios.test.ts',
+  '__test__/real/input-steer-login.test.ts',
+  '__test__/real/calls.test.ts',
+  '__test__/real/agent-loop.test.ts',
+  '__test__/real/app-tools.test.ts',
+]
 
 function parseArgs(argv) {
   const options = { markdown: false, json: null }
