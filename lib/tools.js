@@ -201,7 +201,10 @@ function image(url) {
 
 /**
  * The texts of `items` bounded to TEXT_BOUND bytes of UTF-8 together: the text past the bound is
- * cut at a character boundary, and a note says how many bytes were cut.
+ * cut at a character boundary, and a note at the head of the first text says how many bytes were
+ * cut. At the head, because Codex cuts further by the model's truncation policy: it keeps a
+ * text's beginning and end and drops later text parts, so a note of its own or at the end
+ * would not reach the model.
  */
 function bound(items) {
   let left = TEXT_BOUND
@@ -224,7 +227,11 @@ function bound(items) {
     left -= keptBytes
     if (text !== '') kept.push({ type: 'inputText', text })
   }
-  if (cut > 0) kept.push({ type: 'inputText', text: `[${cut} bytes of the tool's text were cut: a result carries at most ${TEXT_BOUND} bytes of text]` })
+  if (cut === 0) return kept
+  const note = `[${cut} bytes of the tool's text were cut: a result carries at most ${TEXT_BOUND} bytes of text]`
+  const first = kept.findIndex((item) => item.type === 'inputText')
+  if (first < 0) kept.unshift({ type: 'inputText', text: note })
+  else kept[first] = { type: 'inputText', text: `${note}\n${kept[first].text}` }
   return kept
 }
 

@@ -153,13 +153,21 @@ describe('a call of an app tool', () => {
     ])
   })
 
-  it("the result's text is bounded to 64 KiB of UTF-8, cut at a character boundary, with a note", async () => {
+  it("the result's text is bounded to 64 KiB of UTF-8, cut at a character boundary, with a note at its head", async () => {
     const long = 'é'.repeat(40_000) // 80,000 bytes
     const { calls } = await run(script([call('big', {})]), { big: { description: 'Big', inputSchema: { type: 'object' }, execute: () => long } })
     const items = calls[0].contentItems as Array<{ type: string; text: string }>
-    expect(Buffer.byteLength(items[0].text)).toBe(65_536)
-    expect(items[0].text).toBe('é'.repeat(32_768))
-    expect(items[1].text).toBe("[14464 bytes of the tool's text were cut: a result carries at most 65536 bytes of text]")
+    // At the head of the first text: Codex keeps a text's beginning and drops later parts.
+    const note = "[14464 bytes of the tool's text were cut: a result carries at most 65536 bytes of text]\n"
+    expect(items).toHaveLength(1)
+    expect(items[0].text).toBe(note + 'é'.repeat(32_768))
+    // Several texts: the bound is over all of them, the note on the first.
+    const parts = await run(script([call('big', {})]), {
+      big: { description: 'Big', inputSchema: { type: 'object' }, execute: () => ({ content: [{ type: 'text', text: 'head' }, { type: 'text', text: 'x'.repeat(70_000) }] }) },
+    })
+    const [first, second] = parts.calls[0].contentItems as Array<{ type: string; text: string }>
+    expect(first.text).toBe("[4468 bytes of the tool's text were cut: a result carries at most 65536 bytes of text]\nhead")
+    expect(second.text).toBe('x'.repeat(65_532))
   })
 })
 
