@@ -10,33 +10,17 @@
 // Goal (issue 25): ≤ 1.2× the plain client's wall time, ≤ 1.0× its CPU, on the medians.
 
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { runIsolated } from '../scripts/netns.mjs'
-import { liveWithEnv, median } from './common.mjs'
+import { isolatedSuite, liveWithEnv, median } from './common.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const CALLS = ['readAccount', 'listModels', 'listThreads', 'readThread', 'forkThread']
 const MARK = 'RENNET_BENCH_RUN'
 
 /** Runs the suite inside the namespace (this file as a program) and returns its record. */
-export function callsSuite({ smoke, runs, problems }) {
-  const scratch = mkdtempSync(join(tmpdir(), 'rennet-bench-calls-'))
-  const out = join(scratch, 'calls.json')
-  try {
-    const run = runIsolated([process.execPath, fileURLToPath(import.meta.url), JSON.stringify({ smoke, runs, out })], { stdio: 'inherit', cwd: dirname(here) })
-    if (run.status !== 0) {
-      problems.push(`calls: the suite ended with ${run.status ?? run.signal}`)
-      return null
-    }
-    const record = JSON.parse(readFileSync(out, 'utf8'))
-    problems.push(...record.problems)
-    return record
-  } finally {
-    rmSync(scratch, { recursive: true, force: true })
-  }
+export function callsSuite(options) {
+  return isolatedSuite('calls', fileURLToPath(import.meta.url), options)
 }
 
 function worker(config) {

@@ -1,7 +1,10 @@
 // Small helpers shared by the bench's runner and workers: the clock they compare across
 // processes, and what /proc says about processes (Linux, where the bench runs).
 
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { runIsolated } from '../scripts/netns.mjs'
 import { describeProcess, isAlive, liveWithEnvironment } from '../scripts/processes.mjs'
 
 /**
@@ -65,4 +68,26 @@ export function median(values) {
 export function memoryMb(key) {
   const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))
   return m ? Number(m[1]) / 1024 : null
+}
+
+/**
+ * Runs the suite `name` (the program `file`, a suite's own module run as a program) inside the
+ * loopback-only namespace and returns the record it wrote, its problems added to `problems`;
+ * null when it did not end well.
+ */
+export function isolatedSuite(name, file, { smoke, runs, problems }) {
+  const scratch = mkdtempSync(join(tmpdir(), `rennet-bench-${name}-`))
+  const out = join(scratch, `${name}.json`)
+  try {
+    const run = runIsolated([process.execPath, file, JSON.stringify({ smoke, runs, out })], { stdio: 'inherit', cwd: dirname(dirname(file)) })
+    if (run.status !== 0) {
+      problems.push(`${name}: the suite ended with ${run.status ?? run.signal}`)
+      return null
+    }
+    const record = JSON.parse(readFileSync(out, 'utf8'))
+    problems.push(...record.problems)
+    return record
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
 }

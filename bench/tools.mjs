@@ -11,33 +11,18 @@
 // machine allows (scripts/netns.mjs).
 
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { runIsolated } from '../scripts/netns.mjs'
-import { liveWithEnv, median, workerResult } from './common.mjs'
+import { isolatedSuite, liveWithEnv, median, workerResult } from './common.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const MARK = 'RENNET_BENCH_RUN'
 const CLIENTS = ['addon', 'plain']
 
 /** Runs the suite inside the namespace (this file as a program) and returns its record. */
-export function toolsSuite({ smoke, runs, problems }) {
-  const scratch = mkdtempSync(join(tmpdir(), 'rennet-bench-tools-'))
-  const out = join(scratch, 'tools.json')
-  try {
-    const run = runIsolated([process.execPath, fileURLToPath(import.meta.url), JSON.stringify({ smoke, runs, out })], { stdio: 'inherit', cwd: dirname(here) })
-    if (run.status !== 0) {
-      problems.push(`tools: the suite ended with ${run.status ?? run.signal}`)
-      return null
-    }
-    const record = JSON.parse(readFileSync(out, 'utf8'))
-    problems.push(...record.problems)
-    return record
-  } finally {
-    rmSync(scratch, { recursive: true, force: true })
-  }
+export function toolsSuite(options) {
+  return isolatedSuite('tools', fileURLToPath(import.meta.url), options)
 }
 
 function worker(config, mark) {
