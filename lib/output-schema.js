@@ -332,21 +332,41 @@ function prepareStandardSchema(standard, name) {
 
 // ---------------------------------------------------------------------------------------------
 
+// A Standard Schema (zod, valibot, …) does not change once built: cached per object. A JSON
+// Schema is plain data the app may change between turns (an enum of the files open now): read
+// anew each time, and cached by its text, so that a changed schema is never served stale.
 const prepared = new WeakMap()
+const byText = new Map()
+const BY_TEXT_BOUND = 256
+
+/** `make(copy)` for the plain JSON Schema `copy`, cached by its text under `kind`. */
+function cachedByText(kind, copy, make) {
+  const key = `${kind}\n${JSON.stringify(copy)}`
+  let result = byText.get(key)
+  if (result === undefined) {
+    result = make(copy)
+    if (byText.size >= BY_TEXT_BOUND) byText.delete(byText.keys().next().value)
+    byText.set(key, result)
+  }
+  return result
+}
 
 /**
  * `outputSchema` as the model is sent it (`wire`) and `validate(value)` for the parsed reply.
  * Throws a TypeError naming the offending path for a schema that is not one, that strict
- * structured output would refuse, or whose draft is unknown. Cached per schema object.
+ * structured output would refuse, or whose draft is unknown. Cached: a Standard Schema per object, a JSON Schema by its text.
  */
 function prepareOutputSchema(schema, name = 'options.outputSchema') {
   if (schema === null || (typeof schema !== 'object' && typeof schema !== 'function') || isArray(schema, name)) {
     throw new TypeError(`${name} must be a JSON Schema object or a Standard Schema (zod, valibot, arktype, …)`)
   }
+  if (!isStandardSchema(schema, name)) {
+    // A JSON Schema (a Proxy's included) is read as given, into a plain copy.
+    return cachedByText('output', plain(schema, name), (copy) => prepareJsonSchema(copy, name))
+  }
   let result = prepared.get(schema)
   if (!result) {
-    // A JSON Schema (a Proxy's included) is read as given, once, into a plain copy.
-    result = isStandardSchema(schema, name) ? prepareStandardSchema(schema, name) : prepareJsonSchema(schema, name)
+    result = prepareStandardSchema(schema, name)
     prepared.set(schema, result)
   }
   return result
@@ -375,43 +395,46 @@ const toolSchemas = new WeakMap()
  * converted, verbatim — Codex sends tools with strict mode off) and `validate(arguments)`: `{ok,
  * value}` (a Standard Schema's output) or `{ok: false, message}` naming each argument and the
  * rule it breaks. Whether it is an object schema is the core's check; a schema that is not an
- * object is handed over for it to name, with no check of its own. Cached per schema object.
+ * object is handed over for it to name, with no check of its own. Cached: a Standard Schema per
+ * object, a JSON Schema by its text (an app may change it between turns).
  */
 function prepareToolSchema(schema, name) {
-  const cacheable = schema !== null && (typeof schema === 'object' || typeof schema === 'function')
-  let result = cacheable ? toolSchemas.get(schema) : undefined
-  if (result) return result
-  if (cacheable && isStandardSchema(schema, name)) {
-    const { schema: wire } = convert(schema, name)
-    result = {
-      wire,
-      async validate(value) {
-        const checked = await schema['~standard'].validate(value)
-        if (!checked.issues) return { ok: true, value: checked.value }
-        return { ok: false, message: issuesText(checked.issues.map((i) => ({ ...i, path: ['arguments', ...(i.path ?? [])] }))) }
-      },
+  const object = schema !== null && (typeof schema === 'object' || typeof schema === 'function')
+  if (object && isStandardSchema(schema, name)) {
+    let result = toolSchemas.get(schema)
+    if (!result) {
+      const { schema: wire } = convert(schema, name)
+      result = {
+        wire,
+        async validate(value) {
+          const checked = await schema['~standard'].validate(value)
+          if (!checked.issues) return { ok: true, value: checked.value }
+          return { ok: false, message: issuesText(checked.issues.map((i) => ({ ...i, path: ['arguments', ...(i.path ?? [])] }))) }
+        },
+      }
+      toolSchemas.set(schema, result)
     }
-  } else {
-    const wire = plain(schema, name)
-    if (!isPlainObject(wire) || wire.type !== 'object') return { wire, validate: null }
-    const draft = draftOf(wire, name)
+    return result
+  }
+  const wire = plain(schema, name)
+  if (!isPlainObject(wire) || wire.type !== 'object') return { wire, validate: null }
+  return cachedByText('tool', wire, (copy) => {
+    const draft = draftOf(copy, name)
     const ajv = ajvFor(draft)
     let check
     try {
-      check = ajv.compile(wire.$schema === undefined ? wire : { ...wire, $schema: draft.id })
+      check = ajv.compile(copy.$schema === undefined ? copy : { ...copy, $schema: draft.id })
     } catch (error) {
       throw new TypeError(`${name} is not a valid JSON Schema (${draft.name}): ${error.message}`)
     }
-    result = {
-      wire,
+    return {
+      wire: copy,
       async validate(value) {
         if (check(value)) return { ok: true, value }
         return { ok: false, message: (check.errors ?? []).map(argumentError).join('; ') }
       },
     }
-  }
-  if (cacheable) toolSchemas.set(schema, result)
-  return result
+  })
 }
 
 module.exports = { prepareOutputSchema, prepareToolSchema, strictProblem, isStandardSchema }

@@ -171,7 +171,7 @@ function toReply(result, name) {
     return notOne(`a value that is not plain data (${error.message})`)
   }
   if (typeof value === 'string') return { reply: { contentItems: bound([{ type: 'inputText', text: value.toWellFormed() }]), success: true }, kind: 'app' }
-  if (!isPlainObject(value) || !Array.isArray(value.content)) return notOne(value === undefined ? 'nothing' : `a${Array.isArray(value) ? 'n array' : ` ${value === null ? 'null' : typeof value}`}`)
+  if (!isPlainObject(value) || !Array.isArray(value.content)) return notOne(kindOf(value))
   if (value.isError !== undefined && typeof value.isError !== 'boolean') return notOne('an isError that is not a boolean')
   const items = []
   for (const [i, part] of value.content.entries()) {
@@ -182,9 +182,19 @@ function toReply(result, name) {
   return { reply: { contentItems: bound(items), success: value.isError !== true }, kind: 'app' }
 }
 
+/** What a value that is not a tool result is, in words (`an object without content`, …). */
+function kindOf(value) {
+  if (value === undefined) return 'nothing'
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (isPlainObject(value)) return 'an object without a content array'
+  return `a ${typeof value}`
+}
+
 /**
- * An image part: a `data:` URL goes as it is (up to IMAGE_BOUND); anything else (a file path, a
- * remote URL, which Codex refuses) is not read, and a text says so in its place.
+ * An image part: a `data:image/…` URL goes as it is (up to IMAGE_BOUND); anything else (a file
+ * path, a remote URL, which Codex refuses; a `data:` URL of another type, which the model cannot
+ * see) is not read, and a text says so in its place.
  */
 function image(url) {
   if (!/^data:/i.test(url)) {
@@ -192,6 +202,9 @@ function image(url) {
       type: 'inputText',
       text: '[an image of the tool was not sent: only data: URLs reach the model; a file path or a remote URL is not read]',
     }
+  }
+  if (!/^data:image\/[^;,]+[;,]/i.test(url)) {
+    return { type: 'inputText', text: '[an image of the tool was not sent: its data: URL is not of an image type (data:image/…)]' }
   }
   if (url.length > IMAGE_BOUND) {
     return { type: 'inputText', text: `[an image of the tool was not sent: its data: URL is ${url.length} bytes, more than the ${IMAGE_BOUND} bytes an image may have]` }

@@ -195,6 +195,8 @@ function duplicate(namespace, name) {
 function functionProblem(entry, { namespace }) {
   const problem = nameProblem('name', entry.name, MAX_NAME)
   if (problem) return problem
+  // Codex keeps `mcp` and `mcp__…` for its MCP tools: a top-level function's name too.
+  if (namespace === null && (entry.name === 'mcp' || entry.name.startsWith('mcp__'))) return `dynamic tool name is reserved: ${escaped(entry.name)}`
   if (entry.deferLoading === true && namespace === null) return `deferred dynamic tool must include a namespace: ${escaped(entry.name)}`
   return null
 }

@@ -79,6 +79,26 @@ describe('a call of an app tool', () => {
     expect(first.requests('thread/start')[0]).not.toHaveProperty('dynamicTools')
   })
 
+  it('a JSON Schema changed between turns is the one the next turn offers and checks (never served stale)', async () => {
+    const schema = { type: 'object', properties: { file: { type: 'string', enum: ['a.ts'] } }, required: ['file'] }
+    const opened: string[] = []
+    const tools = { open_file: { description: 'Opens one of the open files', inputSchema: schema, execute: ({ file }: { file: string }) => (opened.push(file), `opened ${file}`) } }
+    for (const files of [['a.ts'], ['a.ts', 'b.ts']]) {
+      schema.properties.file.enum = files
+      const { calls, runs } = await run(script([call('open_file', { file: files.at(-1) })]), tools)
+      expect(runs[0].requests('thread/start')[0].dynamicTools[0].inputSchema.properties.file.enum).toEqual(files)
+      expect(calls[0]).toMatchObject({ success: true, output: `opened ${files.at(-1)}` })
+    }
+    expect(opened).toEqual(['a.ts', 'b.ts'])
+  })
+
+  it('tools: {} is no tools: nothing new is sent', async () => {
+    const { runs, terminal } = await run(script([]), {})
+    expect(terminal).toMatchObject({ status: 'completed' })
+    expect(runs[0].requests('initialize')[0]).not.toHaveProperty('capabilities')
+    expect(runs[0].requests('thread/start')[0].dynamicTools ?? null).toBeNull()
+  })
+
   it('arguments that break the schema never reach execute; the model is told the argument and the rule', async () => {
     let ran = 0
     const { calls, events, terminal } = await run(script([call('get_weather', { city: 7, extra: true })]), {
@@ -106,19 +126,21 @@ describe('a call of an app tool', () => {
 
   it('a throw is a failure carrying the message (no stack); isError is success false; a non-result says so', async () => {
     const { calls, events } = await run(
-      script([call('boom', {}, 'a'), call('soft', {}, 'b'), call('odd', {}, 'c')]),
+      script([call('boom', {}, 'a'), call('soft', {}, 'b'), call('odd', {}, 'c'), call('shapeless', {}, 'd')]),
       {
         boom: { description: 'Throws', inputSchema: { type: 'object' }, execute: async () => { throw new Error('ticket 42 not found') } },
         soft: { description: 'Errs', inputSchema: { type: 'object' }, execute: () => ({ content: [{ type: 'text', text: 'no access' }], isError: true }) },
         odd: { description: 'Odd', inputSchema: { type: 'object' }, execute: () => 42 as never },
+        shapeless: { description: 'Shapeless', inputSchema: { type: 'object' }, execute: () => ({ content: 'text' }) as never },
       },
     )
     expect(calls.map((c) => [c.success, c.output])).toEqual([
       [false, 'ticket 42 not found'],
       [false, 'no access'],
       [false, expect.stringContaining('the tool odd returned a number, not a tool result')],
+      [false, expect.stringContaining('the tool shapeless returned an object without a content array, not a tool result')],
     ])
-    expect(serverRequests(events).map((e) => e.reply)).toEqual(['failed', 'app', 'failed'])
+    expect(serverRequests(events).map((e) => e.reply)).toEqual(['failed', 'app', 'failed', 'failed'])
   })
 
   it('execute is called on its tool, as a method', async () => {
@@ -142,7 +164,14 @@ describe('a call of an app tool', () => {
       pic: {
         description: 'Pictures',
         inputSchema: { type: 'object' },
-        execute: () => ({ content: [{ type: 'text', text: 'two' }, { type: 'image', url: png }, { type: 'image', url: 'https://example.com/a.png' }] }),
+        execute: () => ({
+          content: [
+            { type: 'text', text: 'two' },
+            { type: 'image', url: png },
+            { type: 'image', url: 'https://example.com/a.png' },
+            { type: 'image', url: 'data:text/plain;base64,SGVsbG8=' },
+          ],
+        }),
       },
     })
     expect(calls[0]).toMatchObject({ status: 'completed', success: true })
@@ -150,6 +179,7 @@ describe('a call of an app tool', () => {
       { type: 'inputText', text: 'two' },
       { type: 'inputImage', imageUrl: png },
       { type: 'inputText', text: expect.stringContaining('only data: URLs reach the model') },
+      { type: 'inputText', text: '[an image of the tool was not sent: its data: URL is not of an image type (data:image/…)]' },
     ])
   })
 

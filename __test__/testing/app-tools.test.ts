@@ -348,6 +348,8 @@ const DEFINITIONS: Array<[what: string, dynamicTools: unknown, refused: string |
   ['a namespace of 65 characters', [ns('z'.repeat(65), [f('t')])], `dynamic tool namespace must be at most 64 characters to match Responses API: ${'z'.repeat(65)}`],
   ['the namespace mcp', [ns('mcp', [f('t')])], 'dynamic tool namespace is reserved: mcp'],
   ['a namespace mcp__…', [ns('mcp__srv', [f('t')])], 'dynamic tool namespace is reserved: mcp__srv'],
+  ['a function mcp', [f('mcp')], 'dynamic tool name is reserved: mcp'],
+  ['a function mcp__…', [f('mcp__srv__x')], 'dynamic tool name is reserved: mcp__srv__x'],
   ['a namespace mcpx', [ns('mcpx', [f('t')])], null],
   ...['functions', 'multi_tool_use', 'web', 'file_search', 'browser', 'python', 'container', 'image_gen', 'computer', 'api_tool'].map(
     (name): [string, unknown, string] => [`the Responses API's namespace ${name}`, [ns(name, [f('t')])], `dynamic tool namespace collides with a reserved Responses API namespace: ${name}`],

@@ -100,6 +100,13 @@ pub(super) fn check(specs: ToolSpecs) -> Result<Vec<AppTool>, OptionsError> {
         if name.len() > MAX_NAME {
             return Err(invalid(format!("{at}: a tool's name must be at most {MAX_NAME} characters")));
         }
+        // Codex keeps `mcp` and `mcp__…` for its MCP tools and refuses them at thread/start
+        // ("dynamic tool name is reserved"), on function names as on namespaces.
+        if name == "mcp" || name.starts_with("mcp__") {
+            return Err(invalid(format!(
+                "{at}: {name} is reserved by Codex for MCP tools (mcp and mcp__…): choose another name"
+            )));
+        }
         if CODEX_TOOLS.contains(&name.as_str()) {
             return Err(invalid(format!(
                 "{at}: {name} is the name of one of Codex's own tools, which would be offered instead (the app's would never be called): choose another name"
@@ -153,6 +160,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn no_tools_are_no_tools() {
+        // `tools: {}` sends nothing new (no experimental API, no dynamicTools), even read-only.
+        for access in ["full", "readOnly"] {
+            let given = json!({"cwd": "/", "prompt": "x", "access": access, "tools": {}}).to_string();
+            assert!(crate::options::parse(&given).unwrap().tools.is_none(), "{access}");
+        }
+    }
+
     fn checked(tools: serde_json::Value) -> Result<Vec<AppTool>, String> {
         let specs: ToolSpecs =
             super::super::json::from_json_as(&tools.to_string(), "options.tools").map_err(|e| e.0)?;
@@ -203,6 +219,12 @@ mod tests {
         for free in ["wait", "spawn_agent", "wait_agent", "send_input", "close_agent", "resume_agent"] {
             assert!(checked(json!({ free: tool() })).is_ok(), "{free}");
         }
+        for reserved in ["mcp", "mcp__srv__x", "mcp__a"] {
+            assert!(
+                name(reserved).ends_with("is reserved by Codex for MCP tools (mcp and mcp__…): choose another name")
+            );
+        }
+        assert!(checked(json!({ "mcpx": tool() })).is_ok());
         for own in ["exec_command", "view_image", "update_goal", "apply_patch", "web_search"] {
             let e = name(own);
             assert!(

@@ -368,6 +368,9 @@ pub(super) fn build(
              for MCP servers",
         ));
     }
+    // `tools: {}` is no tools: the turn sends what a turn without them sends (an app writing
+    // `cond ? { … } : {}` asks for nothing new).
+    let tools = tools.filter(|specs| !specs.is_empty());
     if access == Access::ReadOnly && tools.is_some() {
         return Err(invalid(
             "options.tools cannot be used with access 'readOnly': a read-only turn answers nothing from the app, and its \
