@@ -86,6 +86,15 @@ describe('JSON Schema drafts', () => {
     }
   })
 
+  it('a JSON Schema changed between calls is the one the next call sends and checks (never served stale)', async () => {
+    const schema = closed({ n: { type: 'integer', maximum: 3 } })
+    expect((await utility(schema, '{"n":5}')).error?.code).toBe('STRUCTURED_OUTPUT_MISMATCH')
+    ;(schema.properties.n as { maximum: number }).maximum = 10
+    const again = await utility(schema, '{"n":5}')
+    expect(again.result?.output).toEqual({ n: 5 })
+    expect(again.sent().properties.n.maximum).toBe(10)
+  })
+
   it('validates formats (ajv-formats) and reports every error', async () => {
     const schema = closed({ email: { type: 'string', format: 'email' }, day: { type: 'string', format: 'date' } })
     const { error } = await utility(schema, '{"email":"nobody","day":"yesterday"}')
