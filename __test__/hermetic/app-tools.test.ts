@@ -224,7 +224,9 @@ describe('the deadline and the abort', () => {
     let signal: AbortSignal | undefined
     let turn: ReturnType<typeof runTurn> | undefined
     const cwd = tempDir()
-    const { codexPath } = writeFake(script([call('hold', {})]), {}, cwd)
+    // After the call the model is still at work when the interrupt comes, as Codex's next model
+    // request would be: the fake's answer to a cancelled call must not complete the turn first.
+    const { codexPath } = writeFake({ ...scenarios.minimal(), steps: [call('hold', {}), { type: 'hang' }] }, {}, cwd)
     const entered = new Promise<void>((resolve) => {
       turn = runTurn({
         prompt: 'x',
