@@ -164,7 +164,8 @@ mod tests {
     fn no_tools_are_no_tools() {
         // `tools: {}` sends nothing new (no experimental API, no dynamicTools), even read-only.
         for access in ["full", "readOnly"] {
-            let given = json!({"cwd": "/", "prompt": "x", "access": access, "tools": {}}).to_string();
+            let cwd = std::env::temp_dir();
+            let given = json!({"cwd": cwd, "prompt": "x", "access": access, "tools": {}}).to_string();
             assert!(crate::options::parse(&given).unwrap().tools.is_none(), "{access}");
         }
     }
