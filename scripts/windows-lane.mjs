@@ -54,6 +54,7 @@ export const WINDOWS_SUITES = [
   '__test__/hermetic/bad-input.test.ts',
   '__test__/hermetic/agent-loop.test.ts',
   '__test__/hermetic/conversation.test.ts',
+  '__test__/hermetic/app-tools.test.ts',
   '__test__/testing/fake-codex.test.ts',
   '__test__/discovery/windows.test.ts',
   '__test__/lifecycle/platform-windows.test.ts',
